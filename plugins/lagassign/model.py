@@ -1,0 +1,114 @@
+"""Plain data of a consumer group: partitions, members, the snapshot and an assignment.
+
+Kept free of Kafka, Spark and Airflow so strategies and scoring stay pure and fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic; a tuple so that sorting is by topic, then partition."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """Offsets of one partition for one group, and the lag derived from them."""
+
+    tp: TopicPartition
+    lag: int
+    begin: int | None = None
+    end: int | None = None
+    committed: int | None = None
+
+
+@dataclass(frozen=True)
+class Member:
+    """A group member: its id, the topics it subscribes to and the partitions it owns now."""
+
+    id: str
+    topics: frozenset[str]
+    owned: tuple[TopicPartition, ...] = ()
+    rack: str | None = None
+    instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupSnapshot:
+    """One group as strategies see it: members sorted by id, partitions keyed by TopicPartition.
+
+    Only partitions of topics that at least one member subscribes to are assignable; the
+    derived views below are computed once and shared by every strategy that runs on the group.
+    """
+
+    group: str
+    members: tuple[Member, ...]
+    partitions: Mapping[TopicPartition, PartitionState]
+    auto_offset_reset: str = "latest"
+
+    @cached_property
+    def member_ids(self) -> list[str]:
+        return [m.id for m in self.members]
+
+    @cached_property
+    def lag(self) -> dict[TopicPartition, int]:
+        """Lag of every known partition."""
+        return {tp: st.lag for tp, st in self.partitions.items()}
+
+    @cached_property
+    def subscribers(self) -> dict[str, list[str]]:
+        """Topic -> ids of the members subscribed to it, sorted."""
+        subs: dict[str, list[str]] = {}
+        for m in self.members:
+            for t in m.topics:
+                subs.setdefault(t, []).append(m.id)
+        return {t: subs[t] for t in sorted(subs)}
+
+    @cached_property
+    def topic_partitions(self) -> dict[str, list[TopicPartition]]:
+        """Subscribed topic -> its partitions, sorted by partition number."""
+        by_topic: dict[str, list[TopicPartition]] = {t: [] for t in self.subscribers}
+        for tp in self.partitions:
+            lst = by_topic.get(tp.topic)
+            if lst is not None:
+                lst.append(tp)
+        for lst in by_topic.values():
+            lst.sort()
+        return by_topic
+
+    @cached_property
+    def assignable(self) -> list[TopicPartition]:
+        """Every partition of a subscribed topic, sorted by topic then partition."""
+        return [tp for t in self.topic_partitions for tp in self.topic_partitions[t]]
+
+    @cached_property
+    def owner(self) -> dict[TopicPartition, str]:
+        """Current owner of each owned partition."""
+        return {tp: m.id for m in self.members for tp in m.owned}
+
+    @cached_property
+    def identical_subscriptions(self) -> bool:
+        return len({m.topics for m in self.members}) <= 1
+
+
+@dataclass
+class Assignment:
+    """What a strategy returns: partitions per member, plus what the strategy wants reported."""
+
+    strategy: str
+    members: dict[str, list[TopicPartition]]
+    withheld: list[TopicPartition] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def owner_of(self) -> dict[TopicPartition, str]:
+        return {tp: mid for mid, tps in self.members.items() for tp in tps}

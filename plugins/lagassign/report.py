@@ -1,0 +1,54 @@
+"""Readable tables for people; machines get JSON instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt_int(value: int) -> str:
+    return f"{value:,}"
+
+
+def _unassigned_note(result: dict[str, Any]) -> str:
+    missing = len(result.get("unassigned", ()))
+    return f"({missing} partitions unassigned)" if missing else ""
+
+
+def evaluation_table(evaluation: dict[str, Any]) -> str:
+    """One group's evaluation: a row per strategy, the best one marked."""
+    group = evaluation["group"]
+    bound = evaluation["lower_bound_max_lag"]
+    head = (
+        f"group {group}: {evaluation['members']} members, {evaluation['partitions']} partitions, "
+        f"lower bound on max member lag {_fmt_int(bound)}"
+    )
+    cols = ("strategy", "max lag", "vs bound", "imbalance", "lag spread", "count spread", "moves", "")
+    rows = []
+    for r in evaluation["results"]:
+        if "refused" in r:
+            rows.append((r["strategy"], "refused: " + r["refused"]))
+            continue
+        m = r["metrics"]
+        ratio = f"{m['max_lag'] / bound:.3f}" if bound else "-"
+        rows.append((
+            r["strategy"],
+            _fmt_int(m["max_lag"]),
+            ratio,
+            f"{m['imbalance']:.4f}",
+            _fmt_int(m["lag_spread"]),
+            str(m["count_spread"]),
+            str(m["moves"]),
+            "<- best" if r["strategy"] == evaluation["best"] else _unassigned_note(r),
+        ))
+    full = [row for row in rows if len(row) == len(cols)]
+    widths = [max(len(c), *(len(row[i]) for row in full)) if full else len(c) for i, c in enumerate(cols)]
+
+    def line(row: tuple[str, ...]) -> str:
+        if len(row) != len(cols):
+            return f"{row[0]:<{widths[0]}}  {row[1]}"
+        numbers = zip(row[1:-1], widths[1:-1], strict=True)
+        cells = [f"{row[0]:<{widths[0]}}", *(f"{v:>{w}}" for v, w in numbers)]
+        return "  ".join(cells) + ("  " + row[-1] if row[-1] else "")
+
+    out = [head, "", line((*cols[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
+    return "\n".join(out)

@@ -1,0 +1,47 @@
+"""The strategy registry: name (a contract) -> class. Adding a strategy is one module and one line."""
+
+from __future__ import annotations
+
+from ..errors import UnknownStrategyError
+from .base import Strategy
+from .constrained_sticky import ConstrainedStickyStrategy
+from .cooperative_sticky import CooperativeStickyStrategy
+from .current import CurrentStrategy
+from .fair import FairStrategy
+from .lag import LagStrategy
+from .lag_aware import LagAwareStrategy
+from .range import RangeStrategy
+from .roundrobin import RoundRobinStrategy
+from .sticky import StickyStrategy
+
+REGISTRY: dict[str, type[Strategy]] = {
+    "range": RangeStrategy,
+    "roundrobin": RoundRobinStrategy,
+    "sticky": StickyStrategy,
+    "cooperative-sticky": CooperativeStickyStrategy,
+    "constrained-sticky": ConstrainedStickyStrategy,
+    "fair": FairStrategy,
+    "lag": LagStrategy,
+    "lag-aware": LagAwareStrategy,
+    # "lag-optimal": its own issue; it registers here like every other strategy.
+    "current": CurrentStrategy,
+}
+
+
+def strategy_names() -> list[str]:
+    """Every registered strategy, in registry order."""
+    return list(REGISTRY)
+
+
+def get_strategy(name: str, **options: object) -> Strategy:
+    """An instance of the named strategy, configured with ``options``."""
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise UnknownStrategyError(
+            f"unknown strategy {name!r}; known: {', '.join(REGISTRY)}"
+        ) from None
+    return cls(**options)
+
+
+__all__ = ["REGISTRY", "Strategy", "get_strategy", "strategy_names"]

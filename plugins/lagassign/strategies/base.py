@@ -1,0 +1,55 @@
+"""The one small interface every strategy implements, and helpers they share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import ClassVar
+
+from ..model import Assignment, GroupSnapshot, TopicPartition
+
+
+class Strategy(ABC):
+    """An assignment strategy: a pure, deterministic function of the group snapshot.
+
+    Subclasses set ``name`` (the registry key, a contract) and ``summary`` (one line for
+    people), take their options as keyword arguments, and implement ``assign``.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    @abstractmethod
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        """Return the partitions of every member; raise StrategyRefusedError if it cannot."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def build(
+    name: str,
+    group: GroupSnapshot,
+    pairs: Iterable[tuple[str, TopicPartition]] | dict[str, Iterable[TopicPartition]],
+    **extra,
+) -> Assignment:
+    """An Assignment listing every member (empty ones too), each list sorted."""
+    members: dict[str, list[TopicPartition]] = {mid: [] for mid in group.member_ids}
+    items = pairs.items() if isinstance(pairs, dict) else None
+    if items is not None:
+        for mid, tps in items:
+            members[mid].extend(tps)
+    else:
+        for mid, tp in pairs:
+            members[mid].append(tp)
+    for tps in members.values():
+        tps.sort()
+    return Assignment(name, members, **extra)
+
+
+def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
+    return {
+        m.id: [tp for tp in m.owned if tp.topic in m.topics and tp in group.partitions]
+        for m in group.members
+    }

@@ -1,0 +1,50 @@
+"""KIP-615's constrained sticky assignor: linear passes for groups with one shared subscription.
+
+With N members and P partitions every member ends with floor(P/N) or ceil(P/N), and exactly
+P mod N members with the ceiling. Members keep owned partitions up to their quota (the first
+members by id with enough owned get the ceiling slots), the rest are dealt in partition order
+(t0-0, t1-0, t0-1, ...) to fill members to the floor, then one more each until the ceiling
+slots are used. Since the quotas add up to P, the KIP's "steal" pass is never needed.
+Groups with differing subscriptions are refused: the KIP's guarantees do not hold there.
+"""
+
+from __future__ import annotations
+
+from ..errors import StrategyRefusedError
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from .base import Strategy, build, kept_owned
+
+
+class ConstrainedStickyStrategy(Strategy):
+    name = "constrained-sticky"
+    summary = "KIP-615: linear-pass sticky for groups whose members share one subscription"
+
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        if not group.identical_subscriptions:
+            raise StrategyRefusedError(
+                f"constrained-sticky needs every member of group {group.group} to subscribe to "
+                "the same topics; use sticky or lag-aware for mixed subscriptions"
+            )
+        partitions = group.assignable
+        n = len(group.members)
+        floor, ceil_slots = divmod(len(partitions), n)
+        taken: set[TopicPartition] = set()
+        result: dict[str, list[TopicPartition]] = {}
+        for mid, owned in kept_owned(group).items():
+            quota = floor
+            if len(owned) > floor and ceil_slots > 0:
+                quota, ceil_slots = floor + 1, ceil_slots - 1
+            result[mid] = owned[:quota]
+            taken.update(result[mid])
+        free = sorted((tp for tp in partitions if tp not in taken), key=lambda tp: (tp.partition, tp.topic))
+        queue = iter(free)
+        for mid in group.member_ids:
+            while len(result[mid]) < floor:
+                result[mid].append(next(queue))
+        for mid in group.member_ids:
+            if ceil_slots == 0:
+                break
+            if len(result[mid]) == floor:
+                result[mid].append(next(queue))
+                ceil_slots -= 1
+        return build(self.name, group, result)

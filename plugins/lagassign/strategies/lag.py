@@ -1,0 +1,30 @@
+"""KAFKA-5337 / kafka-lag-based-assignor, exactly as its reference code behaves.
+
+Per topic: partitions by lag descending (ties by partition number), each to the subscriber
+with the fewest partitions of that topic, ties by the least lag assigned from that topic,
+then by member id. Counters restart for every topic, so balance is per topic only.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ..model import Assignment, GroupSnapshot
+from .base import Strategy, build
+
+
+class LagStrategy(Strategy):
+    name = "lag"
+    summary = "KAFKA-5337: per topic, heaviest partition to the member with fewest, then least lag"
+
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        lag = group.lag
+        pairs = []
+        for topic, tps in group.topic_partitions.items():
+            heap = [(0, 0, mid) for mid in group.subscribers[topic]]
+            heapq.heapify(heap)
+            for tp in sorted(tps, key=lambda tp: (-lag[tp], tp.partition)):
+                count, load, mid = heapq.heappop(heap)
+                pairs.append((mid, tp))
+                heapq.heappush(heap, (count + 1, load + lag[tp], mid))
+        return build(self.name, group, pairs)

@@ -1,0 +1,118 @@
+"""Partition counts and lags per member, with a fast "least-loaded eligible member" lookup.
+
+Members with the same subscription form a class sharing one lazy min-heap, so a lookup for a
+topic looks only at the heads of the classes that subscribe to it: one heap in the common case
+of identical subscriptions, however many members there are. Shared by the count-balancing
+strategies (sticky, cooperative-sticky, fair, lag-aware, lag-optimal).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable
+
+from ..model import GroupSnapshot, TopicPartition
+
+
+class LoadBook:
+    """Who holds which partitions, kept consistent with counts, lags and the class heaps.
+
+    ``by_lag`` makes the least-loaded order (count, lag, tie) instead of (count, tie): ties
+    between equal loads go to the smallest ``tie_key`` (the member id unless given).
+    """
+
+    def __init__(
+        self,
+        group: GroupSnapshot,
+        by_lag: bool = False,
+        tie_key: Callable[[str], object] | None = None,
+    ) -> None:
+        self.group = group
+        self.lags = group.lag
+        self.by_lag = by_lag
+        self.tie = {mid: (tie_key(mid) if tie_key else mid) for mid in group.member_ids}
+        self.count = dict.fromkeys(group.member_ids, 0)
+        self.load = dict.fromkeys(group.member_ids, 0)
+        self.held: dict[str, dict[TopicPartition, None]] = {mid: {} for mid in group.member_ids}
+        self.owner: dict[TopicPartition, str] = {}
+        class_of: dict[frozenset[str], int] = {}
+        self._class: dict[str, int] = {}
+        for m in group.members:
+            self._class[m.id] = class_of.setdefault(m.topics, len(class_of))
+        self._heaps: list[list[tuple]] = [[] for _ in class_of]
+        self._topic_classes: dict[str, list[int]] = {}
+        for topics, idx in class_of.items():
+            for t in topics:
+                self._topic_classes.setdefault(t, []).append(idx)
+        for mid in group.member_ids:
+            self._push(mid)
+
+    def _key(self, mid: str) -> tuple:
+        return (self.count[mid], self.load[mid] if self.by_lag else 0, self.tie[mid], mid)
+
+    def _push(self, mid: str) -> None:
+        heapq.heappush(self._heaps[self._class[mid]], self._key(mid))
+
+    def _head(self, idx: int) -> tuple:
+        heap = self._heaps[idx]
+        while True:
+            entry = heap[0]
+            if entry == self._key(entry[3]):
+                return entry
+            heapq.heappop(heap)
+
+    def add(self, mid: str, tp: TopicPartition) -> None:
+        self.held[mid][tp] = None
+        self.owner[tp] = mid
+        self.count[mid] += 1
+        self.load[mid] += self.lags[tp]
+        self._push(mid)
+
+    def remove(self, tp: TopicPartition) -> str:
+        mid = self.owner.pop(tp)
+        del self.held[mid][tp]
+        self.count[mid] -= 1
+        self.load[mid] -= self.lags[tp]
+        self._push(mid)
+        return mid
+
+    def move(self, tp: TopicPartition, to: str) -> None:
+        self.remove(tp)
+        self.add(to, tp)
+
+    def least_loaded(self, topic: str) -> str:
+        """The member subscribed to ``topic`` with the smallest load key."""
+        return min(self._head(i) for i in self._topic_classes[topic])[3]
+
+    def eligible_count(self, topic: str) -> int:
+        return len(self.group.subscribers.get(topic, ()))
+
+    def assignment(self) -> dict[str, list[TopicPartition]]:
+        return {mid: list(tps) for mid, tps in self.held.items()}
+
+
+def balance_counts(
+    book: LoadBook,
+    candidates: Callable[[str, Iterable[TopicPartition]], list[TopicPartition]],
+) -> int:
+    """Move partitions until Kafka's balance condition holds; return how many moved.
+
+    The condition (StickyAssignor's, and the Lag-Aware KIP's): counts differ by at most one,
+    or no member with two or more fewer partitions than another could take one of the other's.
+    Each move lowers the sum of squared counts, so the loop ends. ``candidates(member, held)``
+    orders a member's partitions, first to be given away first.
+    """
+    moved = 0
+    changed = True
+    while changed:
+        changed = False
+        for giver in sorted(book.count, key=lambda mid: (-book.count[mid], mid)):
+            if book.count[giver] < 2:
+                break
+            for tp in candidates(giver, book.held[giver]):
+                taker = book.least_loaded(tp.topic)
+                if book.count[taker] <= book.count[giver] - 2:
+                    book.move(tp, taker)
+                    moved += 1
+                    changed = True
+    return moved

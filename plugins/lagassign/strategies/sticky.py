@@ -1,0 +1,51 @@
+"""Kafka's StickyAssignor guarantee, reached in three short passes instead of its 1,000 lines.
+
+1. Every member keeps the owned partitions it still subscribes to.
+2. Partitions nobody keeps go, most constrained first (fewest eligible members), to the
+   least-loaded eligible member.
+3. While a member has two or more partitions more than an eligible member, it gives one
+   away: the partitions it did not own before go first, so owned ones stay where they are.
+The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
+could take a partition of the fuller one) and moves only what that condition demands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from .base import Strategy, build, kept_owned
+from .loadbook import LoadBook, balance_counts
+
+
+def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """The sticky target assignment shared by sticky and cooperative-sticky."""
+    book = LoadBook(group)
+    for mid, tps in kept_owned(group).items():
+        for tp in tps:
+            book.add(mid, tp)
+    free = [tp for tp in group.assignable if tp not in book.owner]
+    free.sort(key=lambda tp: (book.eligible_count(tp.topic), tp))
+    for tp in free:
+        book.add(book.least_loaded(tp.topic), tp)
+
+    owner_before = group.owner
+    balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
+    return book.assignment()
+
+
+def _give_away_order(
+    mid: str, held: Iterable[TopicPartition], owner_before: dict[TopicPartition, str]
+) -> list[TopicPartition]:
+    """Order a member's partitions for giving away: newly given ones first, then owned, last first."""
+    fresh = sorted(tp for tp in held if owner_before.get(tp) != mid)
+    owned = sorted((tp for tp in held if owner_before.get(tp) == mid), reverse=True)
+    return fresh + owned
+
+
+class StickyStrategy(Strategy):
+    name = "sticky"
+    summary = "Kafka StickyAssignor: balanced counts, then keep as many owned partitions as possible"
+
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        return build(self.name, group, sticky_assignment(group))
