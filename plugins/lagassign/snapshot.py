@@ -1,0 +1,125 @@
+"""The snapshot on disk: Parquet tables of a cluster's groups, and their conversion to cases.
+
+A snapshot folder holds (the contract between the Kafka edge, the Spark job and the CLI):
+
+* ``groups.parquet``: group, kind ("subscribe" | "assign"), state, protocol,
+  auto_offset_reset, error (null when the group was read completely)
+* ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
+  end, committed, lag (null where an offset could not be read)
+* ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
+  topics (list of names), assignment (list of {topic, partition})
+* ``manifest.json``: cluster id, time, counts and what failed
+
+Rows become case objects (DESIGN.md's contract), so everything downstream, in-process or on
+Spark executors, goes through the same validation as a case file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import CaseError, LagassignError
+
+GROUPS = "groups.parquet"
+PARTITIONS = "partitions.parquet"
+MEMBERS = "members.parquet"
+MANIFEST = "manifest.json"
+
+GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
+PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
+MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
+
+
+def case_from_rows(
+    group: str,
+    partitions: Iterable[Mapping[str, Any]],
+    members: Iterable[Mapping[str, Any]],
+    auto_offset_reset: str = "latest",
+) -> dict[str, Any]:
+    """A case object for one group from its snapshot rows.
+
+    Members are identified by instance id when they have one (static membership and the
+    assign()-mode groups), else by member id: that is the id plans are published under.
+    """
+    parts = []
+    for row in partitions:
+        if row.get("end") is None:
+            tp = f"{row['topic']}-{row['partition']}"
+            raise CaseError(f"group {group}: partition {tp} has no end offset")
+        parts.append({
+            "topic": row["topic"],
+            "partition": int(row["partition"]),
+            "begin": _opt_int(row.get("begin")),
+            "end": int(row["end"]),
+            "committed": _opt_int(row.get("committed")),
+        })
+    case_members = []
+    for row in members:
+        assignment = row.get("assignment")
+        case_members.append({
+            "id": row.get("instance_id") or row["member_id"],
+            "topics": sorted(_as_list(row.get("topics"))),
+            "owned": [[a["topic"], int(a["partition"])] for a in _as_list(assignment)],
+        })
+    return {"group": group, "auto_offset_reset": auto_offset_reset or "latest",
+            "members": case_members, "partitions": parts}
+
+
+def _opt_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        if value != value:  # NaN from pandas
+            return None
+    except TypeError:
+        pass
+    return int(value)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value)
+
+
+def read_snapshot(folder: str | Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Yield (group row, case) for every group of a snapshot; case is None when the group failed."""
+    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
+
+    folder = Path(folder)
+    tables = {}
+    expected = ((GROUPS, GROUP_COLUMNS), (PARTITIONS, PARTITION_COLUMNS), (MEMBERS, MEMBER_COLUMNS))
+    for name, columns in expected:
+        path = folder / name
+        if not path.exists():
+            raise LagassignError(f"snapshot {folder}: {name} is missing")
+        table = pq.read_table(path)
+        missing = [c for c in columns if c not in table.column_names]
+        if missing:
+            raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
+        tables[name] = table.to_pylist()
+    parts_by_group: dict[str, list[dict[str, Any]]] = {}
+    for row in tables[PARTITIONS]:
+        parts_by_group.setdefault(row["group"], []).append(row)
+    members_by_group: dict[str, list[dict[str, Any]]] = {}
+    for row in tables[MEMBERS]:
+        members_by_group.setdefault(row["group"], []).append(row)
+    for grow in sorted(tables[GROUPS], key=lambda r: r["group"]):
+        name = grow["group"]
+        if grow.get("error"):
+            yield grow, None
+            continue
+        yield grow, case_from_rows(
+            name, parts_by_group.get(name, []), members_by_group.get(name, []), grow.get("auto_offset_reset")
+        )
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LagassignError(f"snapshot {folder}: {MANIFEST} is missing") from None
