@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -54,6 +55,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+# Modules that add subcommands through ``register(subparsers)``. They must stay cheap to
+# import (Kafka, Spark and Airflow are imported inside their handlers), so `lagassign assign`
+# starts fast and works without the edges installed.
+_EXTENSIONS: tuple[str, ...] = ()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -70,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategies", help="comma-separated subset of strategies (default: all)")
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_evaluate)
+
+    for name in _EXTENSIONS:
+        importlib.import_module(name).register(sub)
     return parser
 
 
