@@ -1,0 +1,52 @@
+"""The real broker for the Kafka edge's tests, and small helpers to put real offsets on it.
+
+``broker`` (session): the broker chosen by ``LAGASSIGN_BROKER`` (noida, the default, or
+kafka09), started through ``scripts/brokerctl.py`` (the code behind ``scripts/broker``) and
+stopped at the end. A broker already started with ``scripts/broker start`` is reused and left
+running; ``LAGASSIGN_BROKER_BOOTSTRAP=HOST:PORT`` uses that running broker instead.
+
+Tests use fresh group and topic names (the ``names`` fixture) and close their consumers: noida
+never evicts a member that dies without leaving.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+
+import brokerctl  # noqa: E402
+from kafkakit import Kit  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[brokerctl.Broker]:
+    kind = brokerctl.kind_from_env()
+    given = os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP")
+    if given:
+        yield brokerctl.Broker(kind, given, brokerctl.describe(kind).client_config)
+        return
+    already = brokerctl.running(kind)
+    started = brokerctl.start(kind, fresh=not already)
+    try:
+        yield started
+    finally:
+        if not already:
+            brokerctl.stop(kind)
+
+
+@pytest.fixture
+def kit(broker: brokerctl.Broker) -> Kit:
+    return Kit(broker, f"t{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="module")
+def module_kit(broker: brokerctl.Broker) -> Kit:
+    return Kit(broker, f"m{uuid.uuid4().hex[:8]}")

@@ -1,0 +1,148 @@
+"""Snapshot against the real broker: skewed lag made of real produced and committed offsets."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from kafkakit import Kit, config_flags, needs, run_cli, wait_until
+
+from lagassign.case import parse_case
+from lagassign.kafka.admin import AdminHook
+from lagassign.kafka.groupsfile import AssignGroup
+from lagassign.kafka.plans import PlanStore
+from lagassign.kafka.snapshot import take_snapshot
+from lagassign.snapshot import read_snapshot
+
+pytestmark = pytest.mark.kafka
+
+COUNTS = {0: 400, 1: 40, 2: 30, 3: 20, 4: 10, 5: 0}
+SKEWED_COMMITS = {0: 50, 1: 40, 2: 10}  # 3, 4, 5 never committed
+OFFSETS_ONLY_COMMITS = {0: 400, 3: 5}
+
+
+@pytest.fixture(scope="module")
+def cluster(module_kit: Kit) -> dict:
+    """One topic with skewed records, two groups with real commits, a plan for one of them."""
+    kit = module_kit
+    orders = kit.topic("orders", 6)
+    plans = kit.topic("plans", 1, {"cleanup.policy": "compact"})
+    kit.produce(orders, COUNTS)
+    skewed, offsets_only = kit.name("skewed"), kit.name("offsets-only")
+    kit.commit(skewed, {(orders, p): o for p, o in SKEWED_COMMITS.items()})
+    kit.commit(offsets_only, {(orders, p): o for p, o in OFFSETS_ONLY_COMMITS.items()})
+    plan = {"w0": [[orders, 0]], "w1": [[orders, p] for p in range(1, 6)]}
+    with PlanStore(kit.config(), plans) as store:
+        store.publish(skewed, "lag", plan)
+    declared = AssignGroup(skewed, {"w0": (orders,), "w1": (orders,)}, "earliest")
+    return {"orders": orders, "plans": plans, "skewed": skewed, "offsets_only": offsets_only,
+            "declared": declared, "plan": plan}
+
+
+def _snapshot(kit: Kit, cluster: dict, regex: str, declared=(), **kw):
+    hook = AdminHook(kit.config(), timeout=15)
+    return take_snapshot(hook, groups_regex=regex, assign_groups=declared, plan_topic=cluster["plans"], **kw)
+
+
+def _rows(snap, group):
+    return {r["partition"]: r for r in snap.partitions if r["group"] == group}
+
+
+def test_snapshot_matches_what_was_produced_and_committed(module_kit: Kit, cluster: dict, tmp_path) -> None:
+    snap = _snapshot(module_kit, cluster, f"{module_kit.prefix}-.*", [cluster["declared"]])
+    rows = _rows(snap, cluster["skewed"])
+    assert sorted(rows) == list(range(6))
+    for p, n in COUNTS.items():
+        assert (rows[p]["topic"], rows[p]["begin"], rows[p]["end"]) == (cluster["orders"], 0, n)
+        assert rows[p]["committed"] == SKEWED_COMMITS.get(p)
+    # earliest: an uncommitted partition's whole log is lag
+    assert {p: r["lag"] for p, r in rows.items()} == {0: 350, 1: 0, 2: 20, 3: 20, 4: 10, 5: 0}
+
+    group = next(g for g in snap.groups if g["group"] == cluster["skewed"])
+    assert (group["kind"], group["auto_offset_reset"], group["error"]) == ("assign", "earliest", None)
+    members = {m["instance_id"]: m for m in snap.members if m["group"] == cluster["skewed"]}
+    assert sorted(members) == ["w0", "w1"]
+    for iid, pairs in cluster["plan"].items():  # current assignment = the newest published plan
+        assert [[a["topic"], a["partition"]] for a in members[iid]["assignment"]] == pairs
+        assert members[iid]["topics"] == [cluster["orders"]]
+
+    # Written exactly as lagassign.snapshot reads it, and every group becomes a valid case.
+    snap.write(tmp_path)
+    cases = {row["group"]: case for row, case in read_snapshot(tmp_path)}
+    parsed = parse_case(cases[cluster["skewed"]])
+    assert sum(st.lag for st in parsed.partitions.values()) == 400
+    assert {m.id for m in parsed.members} == {"w0", "w1"}
+    assert pq.read_table(tmp_path / "partitions.parquet").schema.field("partition").type == "int32"
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["counts"]["failed"] == 0
+    assert manifest["admin_calls"]["list_consumer_group_offsets"] == len(snap.groups)
+
+
+def test_offset_only_groups_are_discovered(module_kit: Kit, cluster: dict) -> None:
+    needs(module_kit.broker, "offset-only groups in ListGroups")
+    snap = _snapshot(module_kit, cluster, f"{module_kit.prefix}-offsets-.*")
+    assert [(g["group"], g["kind"]) for g in snap.groups] == [(cluster["offsets_only"], "subscribe")]
+    rows = _rows(snap, cluster["offsets_only"])
+    assert {p: r["committed"] for p, r in rows.items()} == {p: OFFSETS_ONLY_COMMITS.get(p) for p in range(6)}
+    # latest (the default): an uncommitted partition has no lag
+    assert {p: r["lag"] for p, r in rows.items()} == {0: 0, 1: 0, 2: 0, 3: 15, 4: 0, 5: 0}
+
+
+def test_subscribed_members_are_described(module_kit: Kit, cluster: dict) -> None:
+    from confluent_kafka import Consumer
+
+    group = module_kit.name("live")
+    consumer = Consumer(module_kit.config({
+        "group.id": group, "client.id": "live-client", "enable.auto.commit": False,
+        "auto.offset.reset": "earliest", "partition.assignment.strategy": "range",
+        "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}))
+    try:
+        consumer.subscribe([cluster["orders"]])
+        wait_until(lambda: consumer.poll(0.2) is not None and consumer.assignment(), timeout=30)
+        consumer.commit(asynchronous=False)
+        snap = _snapshot(module_kit, cluster, group)
+    finally:
+        consumer.close()
+    [grow] = snap.groups
+    assert (grow["kind"], grow["state"], grow["protocol"], grow["error"]) == ("subscribe", "Stable", "range", None)
+    [member] = snap.members
+    assert member["client_id"] == "live-client" and member["member_id"] and member["host"]
+    assert member["topics"] == [cluster["orders"]]
+    assert sorted(a["partition"] for a in member["assignment"]) == list(range(6))
+    assert len(_rows(snap, group)) == 6
+
+
+def test_a_failed_group_is_marked_and_the_run_goes_on(module_kit: Kit, cluster: dict) -> None:
+    ghost = AssignGroup(module_kit.name("ghost"), {"g0": (module_kit.name("no-such-topic"),)})
+    snap = _snapshot(module_kit, cluster, "^$", [cluster["declared"], ghost])
+    errors = {g["group"]: g["error"] for g in snap.groups}
+    assert "do not exist" in errors[ghost.group]
+    assert errors[cluster["skewed"]] is None
+    assert snap.manifest["failed"] == [{"group": ghost.group, "error": errors[ghost.group]}]
+
+
+def test_cli_snapshot_writes_tables_and_keeps_secrets_out(module_kit: Kit, cluster: dict, tmp_path) -> None:
+    groups_file = tmp_path / "groups.yaml"
+    groups_file.write_text(
+        f"groups:\n  - group: {cluster['skewed']}\n    topics: [{cluster['orders']}]\n"
+        f"    instances: [w0, w1]\n")
+    props = tmp_path / "client.properties"
+    props.write_text("# a properties file\nssl.key.password=pr0ps-secret\nclient.id=from-props\n")
+    out = tmp_path / "snap"
+    result = run_cli("snapshot", *config_flags(module_kit.broker), "--config", "sasl.password=hunter2-secret",
+                     "--config-file", str(props), "--groups", f"{module_kit.prefix}-skewed",
+                     "--groups-file", str(groups_file), "--auto-offset-reset", "earliest",
+                     "--plan-topic", cluster["plans"], "--out", str(out),
+                     env={"LAGASSIGN_KAFKA_SASL_USERNAME": "alice", "LAGASSIGN_KAFKA_SSL_KEY_PEM": "env-secret"})
+    assert result.returncode == 0, result.stderr
+    assert "1 groups (0 failed)" in result.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["sasl.password"] == "***"
+    assert manifest["config"]["sasl.username"] == "alice"
+    assert manifest["config"]["client.id"] == "from-props"
+    everything = result.stdout + result.stderr + "".join(p.read_bytes().decode("latin-1") for p in out.iterdir())
+    for secret in ("hunter2-secret", "pr0ps-secret", "env-secret"):
+        assert secret not in everything
+    [row] = pq.read_table(out / "groups.parquet").to_pylist()
+    assert (row["kind"], row["auto_offset_reset"]) == ("assign", "earliest")
