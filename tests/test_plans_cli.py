@@ -1,0 +1,211 @@
+"""`lagassign plans list|show` over a real SQLite audit store (test_store covers both back ends)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lagassign.api import evaluate
+from lagassign.cli import main
+from lagassign.gate import decide_all
+from lagassign.store import AuditStore
+
+T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
+ORDERS = {
+    "group": "orders", "auto_offset_reset": "earliest",
+    "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
+                {"id": "C1", "topics": ["t"], "owned": [["t", 3]]}],
+    "partitions": [{"topic": "t", "partition": i, "lag": lag}
+                   for i, lag in enumerate([900_000, 85_738, 100, 392_358])],
+}
+CALM = {
+    "group": "calm", "auto_offset_reset": "earliest",
+    "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0]]},
+                {"id": "C1", "topics": ["t"], "owned": [["t", 1]]}],
+    "partitions": [{"topic": "t", "partition": 0, "lag": 100}, {"topic": "t", "partition": 1, "lag": 101}],
+}
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """An audit store with a scheduled plan that failed and a manual one that published."""
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("LAGASSIGN_DB_URL", url)
+    with AuditStore(url) as store:
+        failed = store.start_plan("scheduled", dag_id="lagassign_daily", run_id="scheduled__1", created_at=T0)
+        store.finish_plan(failed, "failed", error="snapshot: coordinator not available")
+        manual = store.start_plan(
+            "manual", "alice", dag_id="lagassign_rebalance", run_id="manual__2",
+            parameters={"threshold": 1.1, "apply": True}, snapshot_uri="/snapshots/2",
+            snapshot_at=T0 + timedelta(days=1), created_at=T0 + timedelta(days=1, hours=1),
+        )
+        evaluations = [evaluate(ORDERS), evaluate(CALM)]
+        store.record_evaluations(manual, [*evaluations, {"group": "broken", "error": "offsets unreadable"}])
+        decisions = decide_all(evaluations)
+        store.record_decisions(manual, decisions)
+        pub = store.mark_publication_pending(manual, "orders")
+        store.mark_published("orders", pub["version"], published_at=T0 + timedelta(days=1, hours=2))
+        store.finish_plan(manual, "succeeded")
+        plan = store.get_plan(manual)
+    return {"url": url, "failed": failed, "manual": manual, "decisions": decisions, "plan": plan}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, "plans", "list")
+    assert rc == 0 and err == ""
+    header, *rows = out.splitlines()
+    assert header.split() == [
+        "id", "created", "(UTC)", "status", "trigger", "groups", "go", "published", "dag", "run"
+    ]
+    assert [r.split()[0] for r in rows] == [str(db["manual"]), str(db["failed"])]
+    assert "2026-05-02 07:00:00  succeeded  manual by alice" in rows[0]
+    assert rows[0].split()[-6:] == ["3", "1", "1", "lagassign_rebalance", "/", "manual__2"]
+    assert "failed     scheduled" in rows[1]
+
+
+def test_list_json_for_machines(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, "plans", "list", "--json")
+    plans = json.loads(out)
+    assert rc == 0 and [p["id"] for p in plans] == [db["manual"], db["failed"]]
+    assert datetime.fromisoformat(plans[0]["created_at"]) == T0 + timedelta(days=1, hours=1)
+    assert (plans[0]["groups"], plans[0]["go"], plans[0]["published"]) == (3, 1, 1)
+    assert plans[1]["error"] == "snapshot: coordinator not available"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--group", "orders"], ["manual"]),
+        (["--group", "nobody"], []),
+        (["--since", "2026-05-02"], ["manual"]),
+        (["--until", "2026-05-01"], ["failed"]),
+        (["--since", "2026-05-01T05:00", "--until", "2026-05-02T07:00+00:00"], ["manual", "failed"]),
+        (["--limit", "1"], ["manual"]),
+    ],
+)
+def test_list_filters(
+    db: dict[str, Any], capsys: pytest.CaptureFixture[str], args: list[str], expected: list[str]
+) -> None:
+    rc, out, _ = run(capsys, "plans", "list", "--json", *args)
+    assert rc == 0 and [p["id"] for p in json.loads(out)] == [db[k] for k in expected]
+
+
+def test_list_of_an_empty_store_says_so(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, "plans", "list", "--group", "nobody")
+    assert (rc, out) == (0, "no plans\n")
+
+
+def test_show_tells_the_story(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, "plans", "show", str(db["manual"]))
+    assert rc == 0 and err == ""
+    orders, calm = (d for d in db["decisions"])
+    assert out.startswith(f"plan {db['manual']}: succeeded, manual by alice\n")
+    assert "  dag run   lagassign_rebalance / manual__2" in out
+    assert "  snapshot  /snapshots/2 (taken 2026-05-02 06:00:00 UTC)" in out
+    assert '  parameters {"apply": true, "threshold": 1.1}' in out
+    assert f"group orders: go: {orders.reason}" in out
+    assert f"group calm: stop: {calm.reason}" in out and "≤ threshold 1.10" in calm.reason
+    assert f"plan version 1 ({orders.chosen}): published at 2026-05-02 08:00:00 UTC" in out
+    assert "group broken: no gate decision recorded\n  not evaluated: offsets unreadable" in out
+    assert "  current " in out and "<- best" in out  # the evaluation table, indented
+
+
+def test_show_a_failed_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, "plans", "show", str(db["failed"]))
+    assert rc == 0
+    assert "error     snapshot: coordinator not available" in out and "no groups recorded" in out
+
+
+def test_show_json_is_the_stored_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, "plans", "show", str(db["manual"]), "--json")
+    shown = json.loads(out)
+    expected = json.loads(json.dumps(db["plan"], default=lambda v: v.isoformat()))
+    assert rc == 0 and shown == expected
+    assert [g["group"] for g in shown["groups"]] == ["broken", "calm", "orders"]
+
+
+def test_show_unknown_id_is_one_clear_line(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, "plans", "show", "999")
+    assert (rc, out) == (2, "")
+    assert err.startswith("lagassign: error: no plan 999 in the audit store sqlite:///")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["plans", "show", "seven"], "argument ID: invalid int value: 'seven'"),
+        (["plans", "list", "--since", "2026-13-01"], "argument --since: '2026-13-01' is not an ISO date"),
+        (["plans", "list", "--limit", "0"], "argument --limit: '0' is not a whole number ≥ 1"),
+        (["plans"], "required"),
+    ],
+)
+def test_bad_arguments_are_one_line(
+    db: dict[str, Any], capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and fragment in err and err.count("\n") == 1
+
+
+def test_missing_store_is_an_error_and_is_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nope" / "audit.db"
+    rc, _, err = run(capsys, "plans", "list", "--db", f"sqlite:///{path}")
+    assert rc == 2 and err == f"lagassign: error: no lagassign audit store at {path} " \
+        "(set LAGASSIGN_DB_URL, or run a plan first)\n"
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_db_option_wins_over_the_environment(
+    db: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    with AuditStore(other) as store:
+        only = store.start_plan("manual", "bob")
+    rc, out, _ = run(capsys, "plans", "list", "--json", "--db", other)
+    assert rc == 0 and [(p["id"], p["triggered_by"]) for p in json.loads(out)] == [(only, "bob")]
+
+
+def test_installed_command_and_cheap_import(db: dict[str, Any]) -> None:
+    """The console script has the subcommand, and building the parser does not import SQLAlchemy."""
+    command = Path(sys.executable).parent / "lagassign"
+    env = {**os.environ, "LAGASSIGN_DB_URL": db["url"]}
+    done = subprocess.run([str(command), "plans", "list", "--json"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert [p["id"] for p in json.loads(done.stdout)] == [db["manual"], db["failed"]]
+    probe = "import sys, lagassign.cli as c; c.build_parser(); print('sqlalchemy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_database_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a database, it is a text file of sufficient length" * 20)
+    rc, _, err = run(capsys, "plans", "list", "--db", f"sqlite:///{garbage}")
+    assert rc == 2 and err == f"lagassign: error: cannot open audit store sqlite:///{garbage}: " \
+        "file is not a database\n"
+    broken = tmp_path / "broken.db"
+    AuditStore(f"sqlite:///{broken}").close()
+    conn = sqlite3.connect(broken)
+    conn.execute("DROP TABLE plans")
+    conn.close()
+    rc, _, err = run(capsys, "plans", "show", "1", "--db", f"sqlite:///{broken}")
+    assert (rc, err) == (2, f"lagassign: error: audit store sqlite:///{broken}: no such table: plans\n")
