@@ -1,0 +1,124 @@
+"""Benchmark: snapshot of 1,000 groups x 50 partitions against the local broker.
+
+Builds real state (20 topics of 50 partitions with records; for each size of the series
+250, 500 and 1,000 its own groups with a committed offset on every partition of their topic),
+then times ``take_snapshot`` + writing the tables for each size and prints seconds and
+AdminClient calls. Each size reads groups no earlier run has touched (the broker answers
+faster for groups it has just served, which would flatter the bigger sizes). Goal: 1,000
+groups under 30 s, cost growing linearly with groups.
+
+    .venv/bin/python bench/snapshot_speed.py [--groups 1000] [--partitions 50]
+
+Uses the broker of LAGASSIGN_BROKER (default noida), started fresh and stopped afterwards,
+or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import Future, wait
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+
+import brokerctl  # noqa: E402
+from lagassign.kafka.admin import AdminHook  # noqa: E402
+from lagassign.kafka.snapshot import take_snapshot  # noqa: E402
+
+TOPICS = 20
+
+
+def build(broker: brokerctl.Broker, prefix: str, sizes: list[int], partitions: int) -> None:
+    """Topics with records and groups with committed offsets, made through the real APIs."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    topics = [f"{prefix}-topic{t:02d}" for t in range(TOPICS)]
+    for name in topics:
+        broker.create_topic(name, partitions)
+    producer = Producer(broker.config({"linger.ms": 20}))
+    for t, name in enumerate(topics):
+        for p in range(partitions):
+            for i in range(1 + (t * 7 + p * 3) % 10):  # 1..10 records: uneven end offsets
+                producer.produce(name, value=b"%d" % i, partition=p)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    admin = AdminClient(broker.config())
+    pending: list[Future] = []
+    for size, g in ((n, g) for n in sizes for g in range(n)):
+        group = f"{prefix}-s{size}-{g:04d}"
+        topic = topics[g % TOPICS]
+        offsets = [TopicPartition(topic, p, (g + p) % 2) for p in range(partitions)]
+        pending += admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, offsets)]).values()
+        if len(pending) >= 100:
+            wait(pending)
+            for f in pending:
+                f.result()
+            pending = []
+    wait(pending)
+    for f in pending:
+        f.result()
+
+
+def measure(broker: brokerctl.Broker, prefix: str, size: int,
+            concurrency: int) -> tuple[int, int, float, dict]:
+    """(groups, partition rows, seconds, admin calls) of one snapshot written to a temp folder."""
+    regex = f"{prefix}-s{size}-.*"
+    started = time.perf_counter()
+    hook = AdminHook(broker.config(), timeout=30, concurrency=concurrency)
+    snap = take_snapshot(hook, groups_regex=regex)
+    with tempfile.TemporaryDirectory() as out:
+        snap.write(out)
+    seconds = time.perf_counter() - started
+    assert snap.manifest["counts"]["failed"] == 0, snap.manifest["failed"][:3]
+    return len(snap.groups), len(snap.partitions), seconds, dict(hook.calls)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=1000, help="largest size of the series")
+    parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=64, help="AdminClient requests in flight")
+    args = parser.parse_args()
+
+    kind = brokerctl.kind_from_env()
+    given = os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP")
+    started_here = False
+    if given:
+        broker = brokerctl.Broker(kind, given, brokerctl.describe(kind).client_config)
+    else:
+        started_here = not brokerctl.running(kind)
+        broker = brokerctl.start(kind, fresh=started_here)
+    try:
+        prefix = f"bench{uuid.uuid4().hex[:6]}"
+        t0 = time.perf_counter()
+        sizes = [args.groups // 4, args.groups // 2, args.groups]
+        build(broker, prefix, sizes, args.partitions)
+        print(f"setup: {TOPICS} topics x {args.partitions} partitions, {sum(sizes)} groups with commits "
+              f"in {time.perf_counter() - t0:.1f}s ({broker.kind} at {broker.bootstrap})")
+        print(f"{'groups':>7} {'rows':>7} {'seconds':>8} {'calls':>6} {'s/1k groups':>12}  calls by API")
+        results = []
+        for size in sizes:
+            groups, rows, seconds, calls = measure(broker, prefix, size, args.concurrency)
+            results.append((groups, seconds, sum(calls.values())))
+            by_api = ", ".join(f"{k}={v}" for k, v in sorted(calls.items()))
+            print(f"{groups:>7} {rows:>7} {seconds:>8.2f} {sum(calls.values()):>6} "
+                  f"{1000 * seconds / groups:>12.2f}  {by_api}")
+        (g_small, s_small, c_small), (g_big, s_big, c_big) = results[0], results[-1]
+        print(f"scaling {g_small}->{g_big} groups (x{g_big / g_small:.0f}): time x{s_big / s_small:.1f}, "
+              f"calls x{c_big / c_small:.1f}; goal {g_big} groups < 30 s: "
+              f"{'met' if s_big < 30 else 'MISSED'} ({s_big:.1f}s)")
+    finally:
+        if started_here:
+            brokerctl.stop(kind)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
