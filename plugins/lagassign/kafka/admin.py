@@ -83,7 +83,7 @@ class AdminHook:
             except KafkaException as exc:
                 last = reason(exc)
             if attempt < self.retries:
-                time.sleep(min(2.0 * (attempt + 1), 5.0))
+                time.sleep(min(1.0 * (attempt + 1), self.timeout))
         servers = self.config.get("bootstrap.servers")
         raise BrokerUnavailableError(
             f"cannot reach Kafka at {servers}: {last} ({self.retries + 1} attempts, {self.timeout:.0f}s each)"

@@ -67,7 +67,6 @@ def _client_config(args: argparse.Namespace) -> dict[str, Any]:
     from .config import build_config, check
 
     conf = build_config(args.bootstrap_server, args.config, args.config_file)
-    check(conf)
     # librdkafka logs through Python logging: silent unless --verbose (a NullHandler stops the
     # lastResort handler), so an unreachable broker is one line, not a stream of retries.
     logger = logging.getLogger(RDKAFKA_LOGGER)
@@ -77,6 +76,7 @@ def _client_config(args: argparse.Namespace) -> dict[str, Any]:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     conf["logger"] = logger
+    check(conf)
     return conf
 
 
