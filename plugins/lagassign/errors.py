@@ -15,3 +15,7 @@ class UnknownStrategyError(LagassignError):
 
 class StrategyRefusedError(LagassignError):
     """A strategy cannot serve this group (for example mixed subscriptions for constrained-sticky)."""
+
+
+class StrategyOptionError(LagassignError):
+    """A strategy option (such as max_moves) with a value the strategy cannot use."""

@@ -10,6 +10,7 @@ from .current import CurrentStrategy
 from .fair import FairStrategy
 from .lag import LagStrategy
 from .lag_aware import LagAwareStrategy
+from .lag_optimal import LagOptimalStrategy
 from .range import RangeStrategy
 from .roundrobin import RoundRobinStrategy
 from .sticky import StickyStrategy
@@ -23,7 +24,7 @@ REGISTRY: dict[str, type[Strategy]] = {
     "fair": FairStrategy,
     "lag": LagStrategy,
     "lag-aware": LagAwareStrategy,
-    # "lag-optimal": its own issue; it registers here like every other strategy.
+    "lag-optimal": LagOptimalStrategy,
     "current": CurrentStrategy,
 }
 
