@@ -9,7 +9,7 @@ from .case import parse_case
 from .errors import StrategyRefusedError
 from .model import GroupSnapshot, TopicPartition
 from .scoring import lower_bound_max_lag, score, unassigned
-from .strategies import get_strategy, strategy_names
+from .strategies import applicable_options, get_strategy, strategy_names
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
@@ -45,20 +45,21 @@ def _rank(result: dict[str, Any], order: int) -> tuple:
 
 
 def evaluate_group(
-    group: GroupSnapshot, strategies: Iterable[str] | None = None
+    group: GroupSnapshot, strategies: Iterable[str] | None = None, **options: Any
 ) -> dict[str, Any]:
     """Every strategy on one group; refusals are reported, not raised; the best is named.
 
     Best = lowest max member lag, then fewest moves, then smallest lag and count spreads,
     then registry order, among assignments that leave no partition unconsumed. ``current``
-    competes too: when nothing beats it, nothing should move.
+    competes too: when nothing beats it, nothing should move. ``options`` (e.g. max_moves)
+    go to the strategies that take them.
     """
     names = list(strategies) if strategies is not None else strategy_names()
     bound = lower_bound_max_lag(group)
     results = []
     for name in names:
         try:
-            results.append(run_strategy(group, name, bound))
+            results.append(run_strategy(group, name, bound, **applicable_options(name, options)))
         except StrategyRefusedError as exc:
             results.append({"strategy": name, "refused": str(exc)})
     ranked = [(r, i) for i, r in enumerate(results) if "metrics" in r and "unassigned" not in r]
@@ -73,6 +74,8 @@ def evaluate_group(
     }
 
 
-def evaluate(case: Mapping[str, Any], strategies: Iterable[str] | None = None) -> dict[str, Any]:
+def evaluate(
+    case: Mapping[str, Any], strategies: Iterable[str] | None = None, **options: Any
+) -> dict[str, Any]:
     """Every strategy (or the given ones) on a case object."""
-    return evaluate_group(parse_case(case), strategies)
+    return evaluate_group(parse_case(case), strategies, **options)

@@ -23,6 +23,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"lagassign: error: {message}\n")
 
 
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
 def _read_case(path: str) -> dict[str, Any]:
     if path == "-":
         return load_case_text(sys.stdin.read(), "stdin")
@@ -38,7 +48,8 @@ def _read_case(path: str) -> dict[str, Any]:
 
 def _cmd_assign(args: argparse.Namespace) -> int:
     group = parse_case(_read_case(args.case))
-    result = run_strategy(group, args.strategy)
+    options = {"max_moves": args.max_moves, "count_slack": args.count_slack}
+    result = run_strategy(group, args.strategy, **{k: v for k, v in options.items() if v is not None})
     json.dump(result, sys.stdout, indent=args.indent)
     sys.stdout.write("\n")
     return 0
@@ -46,7 +57,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     strategies = args.strategies.split(",") if args.strategies else None
-    evaluation = evaluate_group(parse_case(_read_case(args.case)), strategies)
+    evaluation = evaluate_group(parse_case(_read_case(args.case)), strategies, max_moves=args.max_moves)
     if args.json:
         json.dump(evaluation, sys.stdout, indent=args.indent)
         sys.stdout.write("\n")
@@ -68,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("assign", help="assign a case's partitions with one strategy (JSON out)")
     p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
     p.add_argument("case", help="case file (JSON), or - for stdin")
+    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
+    p.add_argument("--count-slack", type=_non_negative, help="lag-optimal: extra count skew allowed")
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_assign)
 
@@ -75,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", help="case file (JSON), or - for stdin")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
     p.add_argument("--strategies", help="comma-separated subset of strategies (default: all)")
+    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_evaluate)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import UnknownStrategyError
+from ..errors import StrategyOptionError, UnknownStrategyError
 from .base import Strategy
 from .constrained_sticky import ConstrainedStickyStrategy
 from .cooperative_sticky import CooperativeStickyStrategy
@@ -42,7 +42,17 @@ def get_strategy(name: str, **options: object) -> Strategy:
         raise UnknownStrategyError(
             f"unknown strategy {name!r}; known: {', '.join(REGISTRY)}"
         ) from None
+    unknown = sorted(set(options) - set(cls.options))
+    if unknown:
+        takes = ", ".join(cls.options) or "none"
+        raise StrategyOptionError(f"strategy {name} takes no option {unknown[0]!r} (options: {takes})")
     return cls(**options)
 
 
-__all__ = ["REGISTRY", "Strategy", "get_strategy", "strategy_names"]
+def applicable_options(name: str, options: dict[str, object]) -> dict[str, object]:
+    """The subset of ``options`` (None values dropped) that the named strategy takes."""
+    cls = REGISTRY.get(name)
+    return {k: v for k, v in options.items() if cls and k in cls.options and v is not None}
+
+
+__all__ = ["REGISTRY", "Strategy", "applicable_options", "get_strategy", "strategy_names"]

@@ -18,6 +18,8 @@ class Strategy(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    #: keyword options the constructor takes (e.g. ``max_moves``); evaluate passes only these.
+    options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def assign(self, group: GroupSnapshot) -> Assignment:

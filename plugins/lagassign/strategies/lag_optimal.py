@@ -304,6 +304,7 @@ def _pick(results: list[_Search]) -> _Search | None:
 class LagOptimalStrategy(Strategy):
     name = "lag-optimal"
     summary = "lagassign: counts balanced, then the smallest largest member lag, with few moves"
+    options = ("max_moves", "count_slack")
 
     def __init__(
         self, max_moves: int | None = None, count_slack: int = 0, max_steps: int | None = None
