@@ -11,6 +11,13 @@ call can batch decides the cost of a snapshot of G groups over P distinct partit
   partition (offsets are per partition, not per group).
 
 So calls grow linearly with groups, and time with groups / concurrency.
+
+noida-db quirk (measured with bench/snapshot_speed.py): it answers OffsetFetch one request
+at a time, at ~5 ms of broker CPU per group on a fresh broker, growing with the number of
+groups it stores (~15 ms at 4,500 groups). Beyond ~8 requests in flight nothing is gained
+there; the broker, not this client, bounds a noida snapshot (1,000 groups: ~6 s fresh).
+confluent-kafka's ``list_consumer_group_offsets`` takes one group per call, so OffsetFetch v8's
+many-groups requests (KIP-709) are out of reach from Python.
 """
 
 from __future__ import annotations
