@@ -68,6 +68,16 @@ def meets_count_guarantee(group: GroupSnapshot, layout: Layout) -> bool:
     )
 
 
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k smallest finite values, in order."""
+    if len(values) > k:
+        idx = np.argpartition(values, k)[:k]
+        idx = idx[np.argsort(values[idx], kind="stable")]
+    else:
+        idx = np.argsort(values, kind="stable")
+    return idx[np.isfinite(values[idx])]
+
+
 def _capped_longest_first(group: GroupSnapshot, tie) -> Layout:
     """Longest-lag-first to the least-loaded member that still has room under its count quota.
 
@@ -176,19 +186,21 @@ class _Search:
         if self._may_hand_over(heavy, light):
             dist = np.abs(h_lags - half)
             dist[(h_lags <= 0) | (h_lags >= gap)] = np.inf
-            for i in np.argsort(dist, kind="stable")[:4]:
-                if np.isfinite(dist[i]):
-                    options.append((float(dist[i]), 0, (int(i), -1)))
-        if len(l_lags):
-            idx = np.searchsorted(l_lags, h_lags - half)
-            for shift in (-1, 0):
-                j = np.clip(idx + shift, 0, len(l_lags) - 1)
-                d = h_lags - l_lags[j]
-                dist = np.abs(d - half)
-                dist[(d <= 0) | (d >= gap)] = np.inf
-                for i in np.argsort(dist, kind="stable")[:8]:
-                    if np.isfinite(dist[i]):
-                        options.append((float(dist[i]), 1, (int(i), int(j[i]))))
+            for i in _smallest(dist, 4):
+                options.append((float(dist[i]), 0, (int(i), -1)))
+        n_light = len(l_lags)
+        if n_light:
+            above = np.searchsorted(l_lags, h_lags - half)
+            below = above - 1
+            np.minimum(above, n_light - 1, out=above)
+            np.maximum(below, 0, out=below)
+            j = np.concatenate((below, above))
+            d = np.concatenate((h_lags, h_lags)) - l_lags[j]
+            dist = np.abs(d - half)
+            dist[(d <= 0) | (d >= gap)] = np.inf
+            n_heavy = len(h_lags)
+            for k in _smallest(dist, 12):
+                options.append((float(dist[k]), 1, (int(k % n_heavy), int(j[k]))))
         options.sort(key=lambda o: (o[0], o[1]))
         best, best_key = None, None
         for dist, _, (i, j) in options:
@@ -227,9 +239,21 @@ class _Search:
         return sorted(load, key=lambda m: (load[m], tie[m]))
 
     def _improve_member(self, heavy: str, partners: int | None) -> bool:
-        """One exchange lowering ``heavy`` with the lightest member that allows one."""
-        for light in self._lightest()[:partners]:
+        """One exchange lowering ``heavy`` with the lightest member that allows one.
+
+        With ``partners`` None every lighter member is tried, those holding the smallest
+        partitions first: a member stuck with one huge partition can only trade its small
+        ones for smaller ones, wherever they are.
+        """
+        if partners is None:
+            held, load = self.held, self.load
+            order = sorted(load, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], self.tie[m]))
+        else:
+            order = self._lightest()[:partners]
+        for light in order:
             if self.load[light] >= self.load[heavy]:
+                if partners is None:
+                    continue
                 return False
             exchange = self._best_exchange(heavy, light)
             if exchange is not None:
