@@ -60,7 +60,7 @@ class Broker:
         else:
             from confluent_kafka.admin import AdminClient, NewTopic
 
-            admin = AdminClient(self.config())
+            admin = AdminClient(self.config({"log_level": 0}))
             futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})],
                                           operation_timeout=10, request_timeout=10)
             futures[name].result()
@@ -200,7 +200,7 @@ def _warm_up_offsets(broker: Broker, deadline: float) -> None:
 def _topic_exists(broker: Broker, name: str) -> bool:
     from confluent_kafka.admin import AdminClient
 
-    md = AdminClient(broker.config()).list_topics(timeout=10)
+    md = AdminClient(broker.config({"log_level": 0})).list_topics(timeout=10)
     return name in md.topics and md.topics[name].error is None
 
 
@@ -208,7 +208,7 @@ def _wait_for_topic(broker: Broker, name: str, partitions: int, timeout: float =
     """Wait until metadata shows every partition of a new topic with a leader."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient(broker.config())
+    admin = AdminClient(broker.config({"log_level": 0}))
     deadline = time.monotonic() + timeout
     while True:
         # All topics, not list_topics(topic=name): librdkafka 2.16 fails to parse Kafka 0.9's
