@@ -122,7 +122,10 @@ class _Search:
         self._arrays: dict[str, np.ndarray] = {}
         self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
         self.count = {mid: len(h) for mid, h in self.held.items()}
-        self.moves = sum(
+        held_now = {tp for h in self.held.values() for _, tp in h}
+        # Owned partitions nobody may hold any more (their topic lost its subscribers) have
+        # moved whatever we do; they count, as scoring counts them.
+        self.moves = sum(1 for tp in self.before if tp not in held_now) + sum(
             1 for mid, h in self.held.items() for _, tp in h if self.before.get(tp, mid) != mid
         )
         self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
