@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench broker clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,11 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/speed.py
+	$(BIN)/python bench/quality.py
+	$(BIN)/python bench/snapshot_speed.py
+
+broker: setup
+	scripts/broker start
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
