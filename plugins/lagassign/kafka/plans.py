@@ -138,12 +138,20 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
 
 
 def next_plan(previous: Plan | None, group: str, strategy: str, members: Mapping[str, Any],
-              snapshot_at: str | None = None) -> Plan | None:
-    """The plan to write after ``previous``, or None when the members mapping is unchanged."""
+              snapshot_at: str | None = None, version: int | None = None,
+              plan_id: str | None = None) -> Plan | None:
+    """The plan to write after ``previous``, or None when the members mapping is unchanged.
+
+    ``version`` (e.g. reserved in the audit store before publishing) is used as it is, and
+    refused when the topic already holds that version or a newer one: versions only grow.
+    """
     members = normalize_members(members, f"plan for {group}")
     if previous is not None and previous.members == members:
         return None
-    return Plan(plan_id=uuid.uuid4().hex, group=group, version=(previous.version + 1) if previous else 1,
+    held = previous.version if previous is not None else 0
+    if version is not None and version <= held:
+        raise PlanError(f"group {group}: version {version} is not above the published version {held}")
+    return Plan(plan_id=plan_id or uuid.uuid4().hex, group=group, version=version or held + 1,
                 created_at=utc_now(), strategy=strategy, snapshot_at=snapshot_at, members=members)
 
 
@@ -279,13 +287,14 @@ class PlanStore:
 
     # -- publish -------------------------------------------------------------------------
     def publish(self, group: str, strategy: str, members: Mapping[str, Any],
-                snapshot_at: str | None = None) -> tuple[Plan, bool]:
+                snapshot_at: str | None = None, version: int | None = None,
+                plan_id: str | None = None) -> tuple[Plan, bool]:
         """Write the group's plan unless unchanged. Returns (plan in force, whether it was written)."""
         from confluent_kafka import Producer
 
         self.ensure_topic()
         previous = self.newest(group)
-        plan = next_plan(previous, group, strategy, members, snapshot_at)
+        plan = next_plan(previous, group, strategy, members, snapshot_at, version, plan_id)
         if plan is None:
             assert previous is not None
             return previous, False
