@@ -69,7 +69,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 # Modules that add subcommands through ``register(subparsers)``. They must stay cheap to
 # import (Kafka, Spark and Airflow are imported inside their handlers), so `lagassign assign`
 # starts fast and works without the edges installed.
-_EXTENSIONS: tuple[str, ...] = ("lagassign.kafka.commands", "lagassign.store_commands")
+_EXTENSIONS: tuple[str, ...] = (
+    "lagassign.kafka.commands",
+    "lagassign.store_commands",
+    "lagassign.plan_commands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

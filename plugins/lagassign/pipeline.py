@@ -157,16 +157,35 @@ def snapshot_step(
     return manifest
 
 
-def evaluate_step(
-    snapshot: str | Path, out: str | Path, params: PlanParams, progress: Any = None, log: Log = print
-) -> Path:
-    """Evaluate every requested strategy for every group in this process; write the evaluations."""
-    from .evaluation import evaluate_snapshot, write_evaluations
+def evaluation_params(snapshot: str | Path, out: str | Path, params: PlanParams) -> Any:
+    """What the evaluation engines (in-process or the Spark job) are asked to do."""
+    from .evaluation import EvaluationParams
 
-    rows = evaluate_snapshot(snapshot, params.evaluated_strategies(), params.max_moves, progress=progress)
-    write_evaluations(rows, out)
-    log(f"evaluated {len({r['group'] for r in rows})} groups in-process -> {out}")
-    return Path(out)
+    return EvaluationParams(str(snapshot), str(out), tuple(params.evaluated_strategies()), params.max_moves)
+
+
+def evaluate_step(
+    snapshot: str | Path,
+    out: str | Path,
+    params: PlanParams,
+    spark_master: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    log: Log = print,
+) -> dict[str, Any]:
+    """Evaluate every requested strategy for every group, in this process or (``spark_master``)
+    with spark-submit; the evaluations land in ``out`` either way. Returns the run's summary."""
+    from .evaluation import run_local, write_params
+
+    job = evaluation_params(snapshot, out, params)
+    if spark_master:
+        from .spark import run_spark_evaluation
+
+        params_file = write_params(job, Path(out).parent / "spark-params.json")
+        summary = run_spark_evaluation(params_file, master=spark_master)
+    else:
+        summary = run_local(job, None if progress is None else lambda done, total, *_: progress(done, total))
+    log(f"evaluated {summary.get('groups')} groups with {summary.get('engine')} -> {out}")
+    return summary
 
 
 def record_step(store: Any, plan_id: int, evaluations: str | Path, log: Log = print) -> list[dict[str, Any]]:

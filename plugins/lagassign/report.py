@@ -52,3 +52,32 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
 
     out = [head, "", line((*cols[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
     return "\n".join(out)
+
+
+def plan_table(plan_id: int, decisions: list[Any], outcomes: list[dict[str, Any]]) -> str:
+    """One line per group: current lag, the plan the gate chose, and what happened to it."""
+    published = {o["group"]: o for o in outcomes}
+    rows = [("group", "current max lag", "imbalance", "decision", "strategy", "new max lag", "change",
+             "moves", "published")]
+    for d in decisions:
+        o = published.get(d.group, {})
+        pub = f"v{o['version']}" if o.get("published") else (o.get("reason", "-") if d.go else "-")
+        rows.append((
+            d.group,
+            _fmt_int(d.current_max_lag) if d.current_max_lag is not None else "-",
+            f"{d.current_imbalance:.3f}" if d.current_imbalance is not None else "-",
+            "GO" if d.go else "stop",
+            d.chosen or d.candidate or "-",
+            _fmt_int(d.chosen_max_lag) if d.chosen_max_lag is not None else "-",
+            f"{-d.improvement:+.1%}" if d.improvement is not None else "-",
+            str(d.moves) if d.moves is not None else "-",
+            pub,
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"plan {plan_id}: {sum(d.go for d in decisions)} of {len(decisions)} groups passed the gate", ""]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i in (0, 3, 4, 8) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+    lines.append("")
+    lines += [f"{d.group}: {d.reason}" for d in decisions]
+    return "\n".join(lines)

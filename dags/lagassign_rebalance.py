@@ -1,0 +1,5 @@
+"""Manual rebalance planning with parameters from the trigger form (see lagassign.workflow.dags)."""
+
+from lagassign.workflow.dags import make_dag
+
+dag = make_dag("lagassign_rebalance")
