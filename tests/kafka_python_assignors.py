@@ -44,19 +44,27 @@ class FakeCluster:
 
 def prepare(name: str, group: GroupSnapshot) -> tuple[Any, FakeCluster, list[JoinedMember]]:
     """The assignor, cluster and members for ``group``; owned partitions go in sticky's user data."""
-    cls = ASSIGNORS[name]
     partitions: dict[str, set[int]] = {}
     for tp in group.assignable:
         partitions.setdefault(tp.topic, set()).add(tp.partition)
+    subscriptions = [(m.id, sorted(m.topics), m.owned) for m in group.members]
+    return prepare_raw(name, partitions, subscriptions)
+
+
+def prepare_raw(
+    name: str,
+    partitions: dict[str, set[int]],
+    subscriptions: list[tuple[str, list[str], Any]],
+) -> tuple[Any, FakeCluster, list[JoinedMember]]:
+    """Like ``prepare`` from plain data: topic -> partition numbers; (member, topics, owned pairs)."""
+    cls = ASSIGNORS[name]
     members = []
-    for m in group.members:
-        topics = sorted(m.topics)
+    for mid, topics, owned in subscriptions:
         if name == "sticky":
-            owned = [KafkaTopicPartition(tp.topic, tp.partition) for tp in m.owned]
-            metadata = cls._metadata(topics, owned, 1)
+            metadata = cls._metadata(topics, [KafkaTopicPartition(t, p) for t, p in owned], 1)
         else:
             metadata = cls.metadata(topics)
-        members.append(JoinedMember(m.id, None, metadata))
+        members.append(JoinedMember(mid, None, metadata))
     assignor = cls() if name == "sticky" else cls
     return assignor, FakeCluster(partitions), members
 

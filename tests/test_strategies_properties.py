@@ -122,25 +122,21 @@ def test_sticky_output_is_a_fixed_point(name, data):
         assert again.withheld == []
 
 
-def _grown(case: dict, name: str) -> tuple[dict, dict]:
-    """The case as it runs under ``name``, plus one new member with the first member's topics."""
-    _, first = run(case, name)
-    settled = owned_case(case, as_pairs(first.members))
-    taken = {m["id"] for m in case["members"]}
-    new_id = next(f"new{i}" for i in range(len(taken) + 1) if f"new{i}" not in taken)
-    joiner = {"id": new_id, "topics": list(case["members"][0]["topics"]), "owned": []}
-    return settled, {**settled, "members": [*settled["members"], joiner]}
+def _settled(case: dict, name: str) -> dict:
+    """The case with every member owning what ``name`` assigns it."""
+    return owned_case(case, as_pairs(run(case, name)[1].members))
 
 
 @pytest.mark.parametrize("name", STICKY_FAMILY)
 @given(case=cases(subscriptions="identical", max_members=7, max_partitions=8))
 def test_a_joining_member_takes_its_share_and_nothing_else_moves(name, case):
     """Identical subscriptions: every moved partition goes to the new member, at most ceil(P/N) of them."""
-    _, grown = _grown(case, name)
-    group, after = run(grown, name)
-    new_id = grown["members"][-1]["id"]
+    settled = _settled(case, name)
+    joiner = {"id": "joiner", "topics": list(case["members"][0]["topics"])}
+    assume(all(m["id"] != "joiner" for m in case["members"]))
+    group, after = run({**settled, "members": [*settled["members"], joiner]}, name)
     lost = moved(group.owner, after.members)
-    assert lost == set(after.members[new_id])
+    assert lost == set(after.members["joiner"])
     assert len(lost) <= math.ceil(len(group.assignable) / len(group.members))
 
 
@@ -149,13 +145,35 @@ def test_a_joining_member_takes_its_share_and_nothing_else_moves(name, case):
 def test_a_leaving_member_moves_only_its_own_partitions(name, case, data):
     """Identical subscriptions: when a member leaves, everyone else keeps all they had."""
     assume(len(case["members"]) >= 2)
-    settled, _ = _grown(case, name)
+    settled = _settled(case, name)
     leaver = data.draw(st.sampled_from([m["id"] for m in settled["members"]]))
-    shrunk = {**settled, "members": [m for m in settled["members"] if m["id"] != leaver]}
-    group, after = run(shrunk, name)
+    group, after = run({**settled, "members": [m for m in settled["members"] if m["id"] != leaver]}, name)
     assert not moved(group.owner, after.members)
     for m in group.members:
         assert set(m.owned) <= set(after.members[m.id])
+
+
+def test_a_join_with_mixed_subscriptions_can_force_a_chain_of_moves():
+    """Why no ceil(P/N) + c bound holds for mixed subscriptions, Kafka's sticky included.
+
+    M1 {a, b}, M2 {b, c}, M3 {c} own all 12 partitions of a, b and c; J {a} joins. J can only
+    take a's from M1, which then may take b's from M2, which may take c's from M3. With x, y, z
+    moved along the chain, Kafka's condition needs 2x >= 11 + y, 2y >= x + z - 1 and
+    2z >= y - 1; the least x + y + z is 15 (8, 5, 2), while ceil(P/N) = 9.
+    """
+    case = {
+        "group": "g",
+        "members": [
+            {"id": "M1", "topics": ["a", "b"], "owned": [["a", p] for p in range(12)]},
+            {"id": "M2", "topics": ["b", "c"], "owned": [["b", p] for p in range(12)]},
+            {"id": "M3", "topics": ["c"], "owned": [["c", p] for p in range(12)]},
+            {"id": "J", "topics": ["a"]},
+        ],
+        "partitions": [{"topic": t, "partition": p, "lag": 1} for t in "abc" for p in range(12)],
+    }
+    out = lagassign.assign(case, "sticky")["metrics"]
+    assert out["count"] == {"J": 8, "M1": 9, "M2": 9, "M3": 10}
+    assert out["moves"] == 15
 
 
 @given(case=cases())
