@@ -1,4 +1,4 @@
-"""Daily rebalance planning; publishing is off unless the Variable lagassign_apply is true."""
+"""Airflow DAG: daily rebalance planning; publishing is off unless the Variable lagassign_apply is true."""
 
 from lagassign.workflow.dags import make_dag
 

@@ -1,4 +1,4 @@
-"""Manual rebalance planning with parameters from the trigger form (see lagassign.workflow.dags)."""
+"""Airflow DAG: manual rebalance planning with parameters from the trigger form (lagassign.workflow.dags)."""
 
 from lagassign.workflow.dags import make_dag
 

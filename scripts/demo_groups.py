@@ -15,11 +15,11 @@ Usage: scripts/demo_groups.py BOOTSTRAP OUT_DIR   (writes OUT_DIR/groups.yaml)
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "plugins"))
 
 from brokerctl import describe, kind_from_env  # noqa: E402
 
@@ -47,44 +47,54 @@ GROUPS = {
 TOPICS_OF = {"orders-enricher": ["orders", "payments"], "audit-sink": ["audit"]}
 
 
-def main(bootstrap: str, out: Path) -> None:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+def build(config: dict, create_topic, out: Path, prefix: str = "") -> Path:
+    """Create the topics, records, commits and v1 plans; write OUT/groups.yaml and return it.
 
-    sys.path.insert(0, str(HERE.parent / "plugins"))
+    ``prefix`` namespaces topics and groups (tests use a fresh one each run);
+    ``create_topic(name, partitions)`` is the broker's own way to make a topic.
+    """
+    from confluent_kafka import Consumer, Producer, TopicPartition
     from lagassign.kafka.plans import PlanStore
 
-    broker = describe(kind_from_env())
-    config = broker.config({"bootstrap.servers": bootstrap})
+    def t(name: str) -> str:
+        return prefix + name
+
     for topic, counts in TOPICS.items():
-        broker.create_topic(topic, len(counts))
+        create_topic(t(topic), len(counts))
     producer = Producer({**config, "linger.ms": 5})
     for topic, counts in TOPICS.items():
         for p, n in enumerate(counts):
             for i in range(n):
-                producer.produce(topic, value=f"{topic}/{p}/{i}".encode(), partition=p)
+                producer.produce(t(topic), value=f"{topic}/{p}/{i}".encode(), partition=p)
             producer.poll(0)
     if producer.flush(30):
         raise SystemExit("demo: records were not delivered")
 
     with PlanStore(config) as plans:
         for group, (members, behind) in GROUPS.items():
-            consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
-            offsets = [TopicPartition(t, p, TOPICS[t][p] - behind[(t, p)]) for (t, p) in behind]
+            consumer = Consumer({**config, "group.id": t(group), "enable.auto.commit": False})
+            offsets = [TopicPartition(t(tp), p, TOPICS[tp][p] - behind[(tp, p)]) for (tp, p) in behind]
             consumer.commit(offsets=offsets, asynchronous=False)
             consumer.close()
-            split = {i: [list(tp) for tp in tps] for i, tps in members.items()}
-            plan, _ = plans.publish(group, "static", split)
-            print(f"demo: group {group}: {sum(behind.values())} records behind, "
+            split = {i: [[t(tp), p] for tp, p in tps] for i, tps in members.items()}
+            plan, _ = plans.publish(t(group), "static", split)
+            print(f"demo: group {t(group)}: {sum(behind.values())} records behind, "
                   f"plan v{plan.version} in force")
 
     out.mkdir(parents=True, exist_ok=True)
     lines = ["groups:"]
     for group, (members, _) in GROUPS.items():
-        lines += [f"  - group: {group}", f"    topics: [{', '.join(TOPICS_OF[group])}]",
+        lines += [f"  - group: {t(group)}", f"    topics: [{', '.join(t(x) for x in TOPICS_OF[group])}]",
                   f"    instances: [{', '.join(members)}]", "    auto_offset_reset: earliest"]
-    (out / "groups.yaml").write_text("\n".join(lines) + "\n")
-    print(f"demo: groups file {out / 'groups.yaml'}")
-    time.sleep(0.2)
+    path = out / "groups.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    print(f"demo: groups file {path}")
+    return path
+
+
+def main(bootstrap: str, out: Path) -> None:
+    broker = describe(kind_from_env())
+    build(broker.config({"bootstrap.servers": bootstrap}), broker.create_topic, out)
 
 
 if __name__ == "__main__":

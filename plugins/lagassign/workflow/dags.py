@@ -65,7 +65,8 @@ def _daily_settings() -> dict[str, Any]:
 def _spark_operator(kafka_conn_id: str) -> SparkSubmitOperator:
     from ..spark import spark_submit_settings
 
-    settings = spark_submit_settings()
+    # The library zip is (re)built by the start task, not on every parse of the DAG file.
+    settings = spark_submit_settings(build=False)
     return SparkSubmitOperator(
         task_id="evaluate",
         application=settings["application"],

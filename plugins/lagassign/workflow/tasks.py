@@ -19,6 +19,7 @@ from ..pipeline import (
     run_dir,
     snapshot_step,
 )
+from ..spark import build_pyfiles
 from ..store import AuditStore
 from .hooks import LagassignKafkaHook
 
@@ -38,6 +39,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: str, us
         plan_id = store.start_plan(trigger, user, dag_id, run_id, plan_params.record())
     folder = run_dir(base_dir(), plan_id)
     folder.mkdir(parents=True, exist_ok=True)
+    build_pyfiles()  # what --py-files ships to Spark executors; rebuilt only when stale
     run = {
         "plan_id": plan_id,
         "params": plan_params.record(),

@@ -1,0 +1,130 @@
+"""The two DAGs, for real: DagBag, and ``airflow dags test`` end to end against the broker,
+Spark in local mode (spark-submit through SparkSubmitOperator) and the audit store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kafkakit import needs
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+
+
+def _airflow_env(home: Path, bootstrap: str, client_config: dict) -> dict[str, str]:
+    kafka = {"conn_type": "generic", "extra": {"bootstrap.servers": bootstrap, **client_config}}
+    return {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "AIRFLOW_CONN_LAGASSIGN_KAFKA": json.dumps(kafka),
+        "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
+        "LAGASSIGN_BASE_DIR": str(home / "runs"),
+        "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory, broker):
+    needs(broker, "a fast topic creation for the DAG run (it is covered on noida)")
+    home = tmp_path_factory.mktemp("airflow")
+    env = _airflow_env(home, broker.bootstrap, broker.client_config)
+    subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], env=env,
+                   check=True, capture_output=True, timeout=300)
+    return home, env
+
+
+def _dags_test(env: dict, conf: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "dags", "test", "lagassign_rebalance", "-c",
+         json.dumps(conf)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+_DAGBAG_REPORT = """
+import json, sys
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(dag_folder=sys.argv[1])
+daily, manual = bag.dags.get("lagassign_daily"), bag.dags.get("lagassign_rebalance")
+print(json.dumps({
+    "errors": {k: str(v) for k, v in bag.import_errors.items()},
+    "dags": sorted(bag.dags),
+    "daily_schedule": str(daily.schedule), "catchup": daily.catchup,
+    "max_active_runs": daily.max_active_runs,
+    "params": sorted(manual.params.keys()), "tasks": sorted(manual.task_ids),
+}))
+"""
+
+
+def test_dagbag_loads_both_dags_without_errors(airflow):
+    _home, env = airflow
+    out = subprocess.run([sys.executable, "-c", _DAGBAG_REPORT, str(REPO / "dags")], env=env,
+                         capture_output=True, text=True, timeout=120, check=True)
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["errors"] == {}
+    assert info["dags"] == ["lagassign_daily", "lagassign_rebalance"]
+    assert info["daily_schedule"] == "@daily" and info["catchup"] is False and info["max_active_runs"] == 1
+    assert {"groups", "strategies", "threshold", "min_improvement", "max_moves", "apply", "dry_run"} <= set(
+        info["params"])
+    assert set(info["tasks"]) == {"start", "snapshot", "evaluate", "record", "gate", "publish", "finish"}
+
+
+def test_rebalance_end_to_end_publishes_the_skewed_group_and_gates_the_balanced_one(airflow, broker):
+    from demo_groups import build
+    from lagassign.kafka.plans import PlanStore
+    from lagassign.store import AuditStore
+
+    home, env = airflow
+    prefix = f"e2e{uuid.uuid4().hex[:6]}-"
+    groups_file = build(broker.config(), broker.create_topic, home / "demo", prefix=prefix)
+    run = _dags_test(env, {"groups": "^$", "groups_file": str(groups_file), "apply": True})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
+        plans = store.list_plans()
+        assert plans and plans[0]["status"] == "succeeded"
+        plan = store.get_plan(plans[0]["id"])
+    assert plan["trigger"] == "manual" and plan["dag_id"] == "lagassign_rebalance"
+    groups = {g["group"]: g for g in plan["groups"]}
+    skewed, balanced = groups[f"{prefix}orders-enricher"], groups[f"{prefix}audit-sink"]
+    assert skewed["decision"]["go"] is True
+    assert [p["state"] for p in skewed["publications"]] == ["published"]
+    assert balanced["decision"]["go"] is False
+    assert "threshold" in balanced["decision"]["reason"]
+    assert balanced["publications"] == []
+    assert {r["strategy"] for r in skewed["results"]} >= {"lag-optimal", "lag", "range", "current"}
+
+    with PlanStore(broker.config()) as topic:
+        newest = topic.read([f"{prefix}orders-enricher", f"{prefix}audit-sink"])
+    assert newest[f"{prefix}orders-enricher"].version == 2
+    assert newest[f"{prefix}orders-enricher"].strategy == skewed["decision"]["chosen"]
+    assert newest[f"{prefix}audit-sink"].version == 1  # untouched
+    # The log says what was done per group, one line each.
+    assert f"group {prefix}orders-enricher: published" in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("conf", [{"threshold": 0.5}, {"strategies": ["nope"]}, {"groups": "(["}])
+def test_invalid_params_fail_before_any_task_runs(airflow, conf):
+    from lagassign.store import AuditStore
+
+    _home, env = airflow
+    with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
+        before = len(store.list_plans())
+    run = _dags_test(env, conf)
+    assert run.returncode != 0
+    assert "ParamValidationError" in run.stdout + run.stderr or "Invalid input" in run.stdout + run.stderr
+    with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
+        assert len(store.list_plans()) == before
