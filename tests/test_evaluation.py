@@ -1,0 +1,310 @@
+"""Evaluating a whole snapshot: in-process, on disk, and on Spark (one real spark-submit run).
+
+The synthetic snapshot has 20 groups of mixed sizes, lag shapes and subscriptions, written by the
+Kafka edge's own writer; among them one group whose case is invalid (a partition without an end
+offset), one the snapshot failed for, one in ``earliest`` mode with missing commits, and one with
+offsets above 2**53 (exact only if no float sneaks in on the way to the executors).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import lagassign
+import pyarrow.parquet as pq
+import pytest
+from lagassign.evaluation import (
+    EVALUATIONS,
+    SUMMARY,
+    EvaluationError,
+    EvaluationParams,
+    arrow_schema,
+    evaluate_snapshot,
+    evaluation_rows,
+    load_params,
+    read_evaluations,
+    read_summary,
+    write_evaluations,
+    write_params,
+)
+from lagassign.spark import (
+    JAVA_HOME,
+    build_pyfiles,
+    default_partitions,
+    evaluate_pandas_group,
+    run_spark_evaluation,
+    spark_submit_settings,
+    submit_command,
+)
+from lagassign.synthetic import SHAPES, generate_case, write_snapshot
+
+INVALID, FAILED, EARLIEST, HUGE = "g-invalid", "g-failed", "g-earliest", "g-huge-offsets"
+SNAPSHOT_ERROR = "committed offsets: KafkaError{code=_TIMED_OUT}"
+
+
+def _cases() -> list[dict]:
+    rng = random.Random(20261122)
+    sizes = [(1, 1), (1, 6), (2, 3), (3, 10), (4, 4), (5, 64), (8, 30), (13, 120), (30, 300), (6, 7),
+             (2, 50), (10, 10), (7, 90), (3, 3), (9, 200), (4, 17)]
+    cases = []
+    for i, (members, partitions) in enumerate(sizes):
+        cases.append(generate_case(
+            rng, members, partitions, SHAPES[i % len(SHAPES)], mixed=i % 3 == 0,
+            owned=("range", "random", None)[i % 3], group=f"g{i:02d}",
+        ))
+    invalid = generate_case(rng, 3, 9, "lognormal", group=INVALID)
+    invalid["partitions"][4] = {"topic": invalid["partitions"][4]["topic"],
+                                "partition": invalid["partitions"][4]["partition"],
+                                "begin": 0, "end": None, "committed": None}
+    failed = generate_case(rng, 2, 4, "zipf", group=FAILED)
+    earliest = generate_case(rng, 3, 8, "lognormal", topics=2, group=EARLIEST)
+    earliest["auto_offset_reset"] = "earliest"
+    for j, p in enumerate(earliest["partitions"]):
+        if j % 2:
+            lag = p.pop("lag")
+            p.update(begin=500, end=500 + lag, committed=None)
+    huge = generate_case(rng, 2, 5, "lognormal", group=HUGE)
+    for j, p in enumerate(huge["partitions"]):
+        p.pop("lag")
+        base = 2**60 + 1_000_003 * j
+        p.update(begin=base, end=base + 777 + j, committed=base + 3 + j)
+    return [*cases, invalid, failed, earliest, huge]
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[dict]:
+    return _cases()
+
+
+@pytest.fixture(scope="module")
+def snapshot_dir(tmp_path_factory, cases) -> Path:
+    return write_snapshot(cases, tmp_path_factory.mktemp("snapshot"), failed={FAILED: SNAPSHOT_ERROR})
+
+
+@pytest.fixture(scope="module")
+def local(snapshot_dir) -> list[dict]:
+    return evaluate_snapshot(snapshot_dir)
+
+
+# -- in-process -----------------------------------------------------------------------------------
+
+
+def test_synthetic_snapshot_has_the_kafka_edges_schema(snapshot_dir):
+    from lagassign.kafka.snapshot import _arrow_schemas
+
+    for name, schema in _arrow_schemas().items():
+        assert pq.read_schema(snapshot_dir / name).remove_metadata() == schema
+    manifest = json.loads((snapshot_dir / "manifest.json").read_text())
+    assert manifest["counts"]["groups"] == 20 and manifest["failed"][0]["group"] == FAILED
+
+
+def test_every_group_is_evaluated_or_explained(local, cases):
+    assert [e["group"] for e in local] == sorted(c["group"] for c in cases)
+    errors = {e["group"]: e["error"] for e in local if "error" in e}
+    broken = next(c for c in cases if c["group"] == INVALID)["partitions"][4]
+    assert errors == {
+        INVALID: f"group {INVALID}: partition {broken['topic']}-{broken['partition']} has no end offset",
+        FAILED: f"snapshot failed: {SNAPSHOT_ERROR}",
+    }
+    for e in local:
+        if "error" not in e:
+            assert [r["strategy"] for r in e["results"]] == lagassign.strategy_names()
+            assert set(e) == {"group", "members", "partitions", "best", "lower_bound_max_lag", "results"}
+
+
+def test_in_process_equals_lagassign_evaluate_on_each_case(local, cases):
+    """What the snapshot path computes is what `lagassign evaluate CASE.json` computes."""
+    by_group = {e["group"]: e for e in local}
+    for case in cases:
+        if case["group"] in (INVALID, FAILED):
+            continue
+        assert by_group[case["group"]] == lagassign.evaluate(case), case["group"]
+
+
+def test_huge_offsets_stay_exact(local):
+    huge = next(e for e in local if e["group"] == HUGE)
+    current = next(r for r in huge["results"] if r["strategy"] == "current")
+    assert sum(current["metrics"]["lag"].values()) == 5 * (777 - 3)
+
+
+def test_strategies_and_options_are_passed_on(snapshot_dir):
+    got = evaluate_snapshot(snapshot_dir, ["lag-optimal", "current"], max_moves=2)
+    for e in got:
+        if "error" not in e:
+            assert [r["strategy"] for r in e["results"]] == ["lag-optimal", "current"]
+            optimal = e["results"][0]
+            assert "refused" in optimal or optimal["metrics"]["moves"] <= 2, optimal
+
+
+def test_progress_reports_each_group(snapshot_dir):
+    seen = []
+    evaluate_snapshot(snapshot_dir, ["current"], progress=lambda *args: seen.append(args))
+    assert [s[0] for s in seen] == list(range(1, 21)) and {s[1] for s in seen} == {20}
+
+
+def test_round_trip_through_parquet(tmp_path, local):
+    summary = write_evaluations(local, tmp_path / "ev", seconds=1.25)
+    assert read_evaluations(tmp_path / "ev") == local
+    part = tmp_path / "ev" / EVALUATIONS / "part-00000.parquet"
+    assert pq.read_schema(part).remove_metadata() == arrow_schema()
+    assert summary == read_summary(tmp_path / "ev")
+    assert summary["engine"] == "local"
+    assert (summary["groups"], summary["evaluated"], summary["failed"]) == (20, 18, 2)
+    assert summary["rows"] == 18 * len(lagassign.strategy_names()) + 2
+    assert summary["strategies"] == lagassign.strategy_names()
+    assert [f["group"] for f in summary["failures"]] == [FAILED, INVALID]
+
+
+def test_rows_carry_the_metrics_as_columns(local):
+    ev = next(e for e in local if "error" not in e and e["best"])
+    rows = evaluation_rows(ev)
+    best = [r for r in rows if r["best"]]
+    assert [r["strategy"] for r in best] == [ev["best"]]
+    for row, result in zip(rows, ev["results"], strict=True):
+        if "metrics" in result:
+            assert row["max_lag"] == result["metrics"]["max_lag"]
+            assert row["imbalance"] == result["metrics"]["imbalance"]
+            assert json.loads(row["assignment_json"]) == result["assignment"]
+
+
+def test_rewriting_replaces_and_incomplete_output_is_refused(tmp_path, local):
+    out = tmp_path / "ev"
+    write_evaluations(local, out)
+    write_evaluations(local[:3], out)
+    assert read_evaluations(out) == local[:3]
+    (out / SUMMARY).unlink()
+    with pytest.raises(EvaluationError, match="did not complete"):
+        read_evaluations(out)
+
+
+def test_executor_function_equals_in_process(snapshot_dir, local):
+    """``evaluate_pandas_group`` on one group's stacked rows, as the Spark job hands them over
+    (offsets as strings, nested columns as JSON), without Spark."""
+    import pandas as pd
+
+    group = HUGE
+    parts = [r for r in pq.read_table(snapshot_dir / "partitions.parquet").to_pylist() if r["group"] == group]
+    members = [r for r in pq.read_table(snapshot_dir / "members.parquet").to_pylist() if r["group"] == group]
+    rows = [{"group": group, "_row": "g", "auto_offset_reset": "latest", "error": None}]
+    rows += [{"group": group, "_row": "p", "topic": p["topic"],
+              **{k: None if p[k] is None else str(p[k]) for k in ("partition", "begin", "end", "committed")}}
+             for p in reversed(parts)]
+    rows += [{"group": group, "_row": "m", "member_id": m["member_id"], "instance_id": None,
+              "topics": json.dumps(m["topics"]), "assignment": json.dumps(m["assignment"])} for m in members]
+    out = evaluate_pandas_group(pd.DataFrame(rows), lagassign.strategy_names(), {})
+    expected = evaluation_rows(next(e for e in local if e["group"] == group))
+    assert out.to_dict("records") == expected
+
+
+# -- parameters and submission --------------------------------------------------------------------
+
+
+def test_params_file(tmp_path):
+    path = tmp_path / "p.json"
+    # the shape the DAG's start task writes
+    path.write_text(json.dumps({"snapshot": "snap", "out": "/abs/ev", "strategies": ["lag", "current"],
+                                "max_moves": 5}))
+    params = load_params(path)
+    assert params.snapshot == str(tmp_path / "snap") and params.out == "/abs/ev"
+    assert params.names() == ["lag", "current"] and params.options()["max_moves"] == 5
+    written = load_params(write_params(params, tmp_path / "again.json"))
+    assert written == params
+    for bad, message in [
+        ({"snapshot": "s", "out": "o", "strategy": ["lag"]}, "unknown evaluation parameter 'strategy'"),
+        ({"snapshot": "s"}, "'out' must be a path"),
+        ({"snapshot": "s", "out": "o", "strategies": []}, "empty"),
+        ({"snapshot": "s", "out": "o", "strategies": "lag"}, "list of names"),
+        ({"snapshot": "s", "out": "o", "strategies": ["nope"]}, "unknown strategy 'nope'"),
+        ({"snapshot": "s", "out": "o", "max_moves": -1}, "non-negative"),
+        ({"snapshot": "s", "out": "o", "partitions": 0}, "at least 1"),
+    ]:
+        path.write_text(json.dumps(bad))
+        with pytest.raises(lagassign.LagassignError, match=message):
+            load_params(path)
+    path.write_text("{nope")
+    with pytest.raises(EvaluationError, match="malformed JSON"):
+        load_params(path)
+
+
+def test_submit_command_takes_parameters_from_the_file_only(tmp_path):
+    params = write_params(EvaluationParams("s", "o", strategies=("lag", "current")), tmp_path / "p.json")
+    argv, env = submit_command(params, master="local[2]")
+    assert argv[0].endswith("spark-submit") and argv[-2].endswith("spark_jobs/evaluate_groups.py")
+    assert argv[-1] == str(params)
+    assert argv[argv.index("--master") + 1] == "local[2]"
+    assert argv[argv.index("--py-files") + 1].endswith("lagassign.zip")
+    assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == sys.executable
+    assert env["SPARK_LOCAL_IP"] == "127.0.0.1"
+    assert "SPARK_LOCAL_IP" not in submit_command(params, master="spark://cluster:7077")[1]
+    settings = spark_submit_settings()
+    assert set(settings) == {"application", "py_files", "conf", "env", "spark_binary"}
+    assert settings["conf"]["spark.ui.enabled"] == "false"
+
+
+def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
+    zip_path = build_pyfiles(tmp_path / "lagassign.zip")
+    stamp = zip_path.stat().st_mtime_ns
+    assert build_pyfiles(zip_path).stat().st_mtime_ns == stamp
+    code = "import lagassign.evaluation, lagassign.spark; print(lagassign.__file__)"
+    env = {**os.environ, "PYTHONPATH": str(zip_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(zip_path / "lagassign" / "__init__.py")
+
+
+def test_work_is_spread_over_enough_tasks():
+    assert default_partitions(20, 2) == 2  # small: one task per core
+    assert default_partitions(10_000, 2) == 16  # large: 8 per core
+    assert default_partitions(1, 8) == 1
+
+
+# -- on Spark -------------------------------------------------------------------------------------
+
+SPARK_OPTIONS = {"max_moves": 4}
+
+
+@pytest.fixture(scope="module")
+def spark_out(tmp_path_factory, snapshot_dir) -> Path:
+    """One spark-submit run of the job, shared by the Spark tests."""
+    if not Path(JAVA_HOME).is_dir() and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java 17 for Spark")
+    out = tmp_path_factory.mktemp("spark") / "evaluations"
+    params = write_params(EvaluationParams(str(snapshot_dir), str(out), **SPARK_OPTIONS),
+                          out.parent / "params.json")
+    run_spark_evaluation(params, master="local[2]", timeout=600)
+    return out
+
+
+@pytest.mark.spark
+def test_spark_job_equals_in_process(spark_out, snapshot_dir):
+    expected = evaluate_snapshot(snapshot_dir, **SPARK_OPTIONS)
+    got = read_evaluations(spark_out)
+    assert [e["group"] for e in got] == [e["group"] for e in expected]
+    for g, e in zip(got, expected, strict=True):
+        if "error" in e:
+            assert g == e
+            continue
+        for key in ("members", "partitions", "best", "lower_bound_max_lag"):
+            assert g[key] == e[key], (e["group"], key)
+        for rg, re_ in zip(g["results"], e["results"], strict=True):
+            assert rg == re_, (e["group"], re_["strategy"])
+    assert got == expected
+
+
+@pytest.mark.spark
+def test_spark_summary_and_schema(spark_out):
+    summary = read_summary(spark_out)
+    assert summary["engine"] == "spark"
+    assert (summary["groups"], summary["evaluated"], summary["failed"]) == (20, 18, 2)
+    assert summary["strategies"] == lagassign.strategy_names()
+    assert summary["options"] == SPARK_OPTIONS
+    # the library reached the executors as the --py-files zip, not from the venv
+    assert "lagassign.zip" in summary["spark"]["library_executors"]
+    parts = sorted((spark_out / EVALUATIONS).glob("part-*.parquet"))
+    assert len(parts) == summary["spark"]["output_files"] == 1
+    schema = pq.read_schema(parts[0])
+    assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in arrow_schema()]
