@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench broker clean
+.PHONY: setup demo ui test lint bench broker clean
 
 setup: $(STAMP)
 
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml requirements.lock
 	@touch $(STAMP)
 
 demo: setup
-	$(BIN)/lagassign evaluate examples/skewed-group.json
+	scripts/demo
+
+# Airflow's own UI (with the plans page) on 127.0.0.1:8080, same settings as the demo.
+ui: setup
+	scripts/ui
 
 test: setup
 	$(BIN)/ruff check .

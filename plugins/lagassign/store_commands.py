@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("show", help="one plan: parameters, evaluations, decisions, publications")
-    p.add_argument("id", type=int, metavar="ID", help="plan id (see `lagassign plans list`)")
+    p.add_argument("id", type=_plan_id, metavar="ID", help="plan id (see `lagassign plans list`), or latest")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of text")
     p.add_argument("--db", help=_DB_HELP)
     p.set_defaults(func=_cmd_show)
@@ -83,8 +83,28 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan_id(text: str) -> int | None:
+    """A plan id, or None for ``latest``."""
+    if text == "latest":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a plan id or 'latest', got {text!r}") from None
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
-    plan = _read(args, lambda store: store.get_plan(args.id))
+    def query(store: Any) -> dict[str, Any]:
+        if args.id is not None:
+            return store.get_plan(args.id)
+        newest = store.list_plans(limit=1)
+        if not newest:
+            from .store import PlanNotFoundError
+
+            raise PlanNotFoundError("the audit store holds no plan yet")
+        return store.get_plan(newest[0]["id"])
+
+    plan = _read(args, query)
     if args.json:
         _dump(plan)
     else:
