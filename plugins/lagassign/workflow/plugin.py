@@ -1,0 +1,32 @@
+"""The lagassign Airflow plugin: the rebalance plans pages in the Airflow 3 UI.
+
+Airflow's plugin loader imports this module in every Airflow process, so it stays cheap: it
+imports only the FastAPI app (``ui.py``; the audit store and SQLAlchemy load per request).
+The app is mounted by the API server at ``/lagassign``; the nav entry shows
+``/lagassign/plans`` inside the Airflow UI. Every route requires Airflow's login (see ``ui.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from airflow.plugins_manager import AirflowPlugin
+
+from lagassign.workflow.ui import app
+
+URL_PREFIX = "/lagassign"
+
+
+class LagassignPlugin(AirflowPlugin):
+    """Mounts the plans app and adds "Rebalance plans" to the Airflow UI's navigation."""
+
+    name = "lagassign"
+    fastapi_apps: ClassVar[list[dict[str, Any]]] = [
+        {"app": app, "url_prefix": URL_PREFIX, "name": "lagassign plans"},
+    ]
+    external_views: ClassVar[list[dict[str, Any]]] = [{
+        "name": "Rebalance plans",
+        "href": f"{URL_PREFIX}/plans",
+        "url_route": "lagassign-plans",
+        "destination": "nav",
+    }]
