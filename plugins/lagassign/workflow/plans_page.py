@@ -408,7 +408,8 @@ def plan_html(plan: Mapping[str, Any], list_href: str = "../plans") -> str:
         ("created", f"{_time(plan.get('created_at'))} UTC"),
         ("finished", f"{_time(plan.get('finished_at'))} UTC" if plan.get("finished_at") else "-"),
         ("DAG run", " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"),
-        ("snapshot", f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"),
+        ("snapshot", f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"
+         if plan.get("snapshot_uri") or plan.get("snapshot_at") else "-"),
     ]
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in meta)
     params = plan.get("parameters")

@@ -1,0 +1,193 @@
+"""The plans pages in a real Airflow API server, driven by a real headless Chromium.
+
+Starts ``airflow api-server`` (AIRFLOW_HOME in tmp, plugins folder = the repository's
+``plugins/``, simple auth manager with a known admin password) on an audit store holding one
+real plan; checks that no plan data leaves the server without a login; then logs in through
+Airflow's own login form, opens the list, clicks the plan, checks chart and metrics table and
+keeps a screenshot at ``artifacts/plans-page.png``.
+
+Needs Debian's ``chromium`` (/usr/bin/chromium) and Playwright for Python (its bundled
+browsers are not used: nothing is downloaded). Skipped when either is missing, failed under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lagassign.api import evaluate
+from lagassign.gate import decide_all
+from lagassign.store import AuditStore
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
+ARTIFACT = REPO / "artifacts" / "plans-page.png"
+PASSWORD = "secret-for-tests"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _missing(message: str) -> None:
+    if _in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, accept: str) -> tuple[int, dict[str, str], str]:
+    """GET without following redirects: status, headers, body."""
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers={"Accept": accept}), timeout=10) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+    """An Airflow API server with the lagassign plugin and one real plan in its audit store."""
+    home = tmp_path_factory.mktemp("airflow")
+    db_url = f"sqlite:///{home / 'lagassign.db'}"
+    case = json.loads((REPO / "examples" / "skewed-group.json").read_text())
+    with AuditStore(db_url) as store:
+        plan_id = store.start_plan("manual", triggered_by="alice", dag_id="lagassign_rebalance",
+                                   run_id="manual__test", parameters={"threshold": 1.1, "apply": False})
+        evaluation = evaluate(case)
+        store.record_evaluations(plan_id, [evaluation])
+        store.record_decisions(plan_id, decide_all([evaluation]))
+        store.finish_plan(plan_id, "succeeded")
+    passwords = home / "passwords.json"
+    passwords.write_text(json.dumps({"admin": PASSWORD}))
+    port = _free_port()
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__AUTH_MANAGER":
+            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+        "LAGASSIGN_DB_URL": db_url,
+    }
+    env.pop("AIRFLOW_CONFIG", None)
+    airflow = str(Path(sys.executable).parent / "airflow")
+    subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    log = (home / "api-server.log").open("w")
+    proc = subprocess.Popen([airflow, "api-server", "--port", str(port), "--host", "127.0.0.1"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if _get(f"{base}/api/v2/monitor/health", "application/json")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("api-server did not start:\n" + (home / "api-server.log").read_text()[-4000:])
+            time.sleep(0.5)
+        yield {"base": base, "plan_id": plan_id, "group": case["group"], "log": home / "api-server.log"}
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+
+def test_no_plan_data_without_login(server: dict[str, object]) -> None:
+    base, plan_id, group = server["base"], server["plan_id"], str(server["group"])
+    for path in ("/lagassign/plans", f"/lagassign/plans/{plan_id}", f"/lagassign/plans/{plan_id}.json",
+                 "/lagassign/plans.json"):
+        status, headers, body = _get(f"{base}{path}", "application/json")
+        assert status == 401, (path, status, body)
+        assert group not in body
+        status, headers, body = _get(f"{base}{path}", "text/html,application/xhtml+xml")
+        assert status == 303, (path, status, body)
+        assert headers["location"].startswith("/auth/login"), headers["location"]
+        assert "next=" in headers["location"]
+        assert group not in body
+    status, _, body = _get(f"{base}/lagassign/plans", "application/json")
+    assert status == 401
+
+
+def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None:
+    if not Path(CHROMIUM).exists():
+        _missing(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Playwright for Python is not installed (pip install playwright)")
+    base, plan_id, group = server["base"], server["plan_id"], str(server["group"])
+    ARTIFACT.parent.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(20_000)
+            # Any request that leaves the test server fails the test: nothing loads from the internet.
+            outside: list[str] = []
+            page.on("request", lambda r: None if r.url.startswith((base, "data:", "about:"))
+                    else outside.append(r.url))
+
+            page.goto(f"{base}/lagassign/plans")  # not logged in: Airflow's login page
+            page.wait_for_url("**/auth/login**")
+            page.locator("input[name='username']").fill("admin")
+            page.locator("input[name='password']").fill(PASSWORD)
+            page.locator("button[type='submit']").click()
+            page.wait_for_url(f"{base}/lagassign/plans")  # back where we came from, logged in
+
+            assert page.locator("h1").inner_text() == "Rebalance plans"
+            row = page.locator("table.plans tbody tr").first
+            assert group in row.inner_text()
+            assert "manual by alice" in row.inner_text()
+
+            page.locator(f"a[href='plans/{plan_id}']").click()
+            page.wait_for_url(f"{base}/lagassign/plans/{plan_id}")
+            assert page.locator("h1").inner_text() == f"Plan {plan_id}"
+            chart = page.locator("svg.chart").first
+            assert chart.is_visible()
+            assert chart.locator("rect").count() > 10
+            metrics = page.locator("table.metrics").first
+            assert metrics.is_visible()
+            assert "lag-optimal" in metrics.inner_text()
+            assert page.locator("table.moves").count() == 1
+            page.screenshot(path=str(ARTIFACT), full_page=True)
+            assert not outside, outside
+        finally:
+            browser.close()
+    assert ARTIFACT.stat().st_size > 10_000
+    print(f"screenshot kept at {ARTIFACT}")
