@@ -137,6 +137,12 @@ def test_show_json_is_the_stored_plan(db: dict[str, Any], capsys: pytest.Capture
     assert [g["group"] for g in shown["groups"]] == ["broken", "calm", "orders"]
 
 
+def test_show_latest_is_the_newest_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    newest = run(capsys, "plans", "show", str(db["manual"]))
+    assert run(capsys, "plans", "show", "latest") == newest
+    assert newest[1].startswith(f"plan {db['manual']}:")
+
+
 def test_show_unknown_id_is_one_clear_line(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(capsys, "plans", "show", "999")
     assert (rc, out) == (2, "")
@@ -147,7 +153,7 @@ def test_show_unknown_id_is_one_clear_line(db: dict[str, Any], capsys: pytest.Ca
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["plans", "show", "seven"], "argument ID: invalid int value: 'seven'"),
+        (["plans", "show", "seven"], "argument ID: expected a plan id or 'latest', got 'seven'"),
         (["plans", "list", "--since", "2026-13-01"], "argument --since: '2026-13-01' is not an ISO date"),
         (["plans", "list", "--limit", "0"], "argument --limit: '0' is not a whole number ≥ 1"),
         (["plans"], "required"),
