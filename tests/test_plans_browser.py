@@ -55,7 +55,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _get(url: str, accept: str) -> tuple[int, dict[str, str], str]:
+def _get(url: str, accept: str, **headers: str) -> tuple[int, dict[str, str], str]:
     """GET without following redirects: status, headers, body."""
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: object, **kwargs: object) -> None:
@@ -63,7 +63,7 @@ def _get(url: str, accept: str) -> tuple[int, dict[str, str], str]:
 
     opener = urllib.request.build_opener(NoRedirect)
     try:
-        with opener.open(urllib.request.Request(url, headers={"Accept": accept}), timeout=10) as r:
+        with opener.open(urllib.request.Request(url, headers={"Accept": accept, **headers}), timeout=10) as r:
             return r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode()
@@ -140,8 +140,10 @@ def test_no_plan_data_without_login(server: dict[str, object]) -> None:
         assert headers["location"].startswith("/auth/login"), headers["location"]
         assert "next=" in headers["location"]
         assert group not in body
-    status, _, body = _get(f"{base}/lagassign/plans", "application/json")
-    assert status == 401
+    for bad in ({"Authorization": "Bearer not-a-jwt"}, {"Cookie": "_token=not-a-jwt"}):
+        status, _, body = _get(f"{base}/lagassign/plans/{plan_id}.json", "application/json", **bad)
+        assert status == 401, (bad, status, body)
+        assert group not in body
 
 
 def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None:
@@ -174,6 +176,14 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             row = page.locator("table.plans tbody tr").first
             assert group in row.inner_text()
             assert "manual by alice" in row.inner_text()
+
+            response = page.goto(f"{base}/lagassign/plans?since=yesterday")  # a bad filter: 400
+            assert response is not None and response.status == 400
+            assert "since: 'yesterday' is not an ISO date" in page.locator("p.err").inner_text()
+            page.goto(f"{base}/lagassign/plans?group=nobody")
+            assert page.locator("table.plans").count() == 0
+            page.goto(f"{base}/lagassign/plans?group={group}&since=2000-01-01")
+            assert page.locator("table.plans tbody tr").count() == 1
 
             page.locator(f"a[href='plans/{plan_id}']").click()
             page.wait_for_url(f"{base}/lagassign/plans/{plan_id}")

@@ -1,0 +1,198 @@
+"""The plans pages without a server: moves, SVG chart, HTML (escaped), filters, login gate.
+
+Plans are built with a real AuditStore (SQLite in tmp_path) from real evaluations and gate
+decisions, so the pages see exactly the dicts the store returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+from lagassign.api import evaluate
+from lagassign.gate import decide_all
+from lagassign.store import AuditStore
+from lagassign.workflow import plans_page
+from lagassign.workflow.ui import BadRequest, parse_filters
+
+REPO = Path(__file__).resolve().parent.parent
+SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
+EVIL = "<script>alert(1)</script>"
+T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
+
+
+def _plan(tmp_path: Path, *cases: dict[str, Any], **start: Any) -> tuple[AuditStore, int]:
+    store = AuditStore(f"sqlite:///{tmp_path / 'audit.db'}")
+    plan_id = store.start_plan("manual", triggered_by=start.pop("by", "alice"), created_at=T0,
+                               dag_id="lagassign_rebalance", run_id=f"manual__{len(cases)}", **start)
+    evaluations = [evaluate(c) for c in cases]
+    store.record_evaluations(plan_id, evaluations)
+    store.record_decisions(plan_id, decide_all(evaluations))
+    store.finish_plan(plan_id, "succeeded")
+    return store, plan_id
+
+
+@pytest.fixture
+def skewed(tmp_path: Path) -> dict[str, Any]:
+    store, plan_id = _plan(tmp_path, SKEWED)
+    with store:
+        return store.get_plan(plan_id)
+
+
+def _evil_case() -> dict[str, Any]:
+    case = json.loads(json.dumps(SKEWED))
+    case["group"] = EVIL
+    rename = {m["id"]: f'{m["id"]}"><b>' for m in case["members"]}
+    for m in case["members"]:
+        m["id"] = rename[m["id"]]
+    return case
+
+
+# -- moves -----------------------------------------------------------------------------------
+
+
+def test_moves_are_partitions_that_change_consumer() -> None:
+    current = {"A": [["t", 0], ["t", 1]], "B": [["t", 2]]}
+    target = {"A": [["t", 0]], "B": [["t", 1], ["t", 3]], "C": [["u", 0]]}
+    assert plans_page.compute_moves(current, target) == [
+        ("t", 1, "A", "B"), ("t", 2, "B", None), ("t", 3, None, "B"), ("u", 0, None, "C")]
+    assert plans_page.compute_moves(current, current) == []
+    assert plans_page.compute_moves(None, {}) == []
+
+
+def test_moves_of_a_real_plan_match_its_moves_metric(skewed: dict[str, Any]) -> None:
+    group = skewed["groups"][0]
+    chosen = plans_page.target_strategy(group)
+    assert chosen == group["decision"]["chosen"] == "lag-optimal"
+    results = {r["strategy"]: r for r in group["results"]}
+    for name, r in results.items():
+        if "assignment" in r:
+            moves = plans_page.compute_moves(results["current"]["assignment"], r["assignment"])
+            assert len(moves) == r["metrics"]["moves"], name
+
+
+# -- chart -----------------------------------------------------------------------------------
+
+
+def test_chart_has_a_bar_per_consumer_and_strategy_and_a_legend(skewed: dict[str, Any]) -> None:
+    group = skewed["groups"][0]
+    svg = plans_page.lag_chart_svg(group)
+    root = ElementTree.fromstring(svg)  # well-formed XML
+    ns = "{http://www.w3.org/2000/svg}"
+    series = plans_page.chart_series(group)
+    assert [name for name, _ in series[:2]] == ["current", "lag-optimal"]
+    assert "constrained-sticky" not in [name for name, _ in series]  # refused: no lag to draw
+    bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(bars) == len(series) * len(SKEWED["members"])
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert "lag-optimal (chosen)" in texts and "current" in texts
+    # a bar's height is proportional to its lag
+    lag = dict(series)["current"]["consumer-0"]
+    title = f"consumer-0 under current: {lag:,}"
+    bar = next(r for r in bars if r.find(f"{ns}title").text == title)
+    assert float(bar.get("height")) > 0
+    assert not re.search(r"(href|src)=", svg)  # nothing loaded from anywhere
+
+
+def test_chart_of_a_group_without_results() -> None:
+    assert "no measured assignment" in plans_page.lag_chart_svg({"group": "g", "results": []})
+
+
+# -- HTML ------------------------------------------------------------------------------------
+
+
+def test_plan_page_has_header_decision_chart_metrics_and_moves(skewed: dict[str, Any]) -> None:
+    html = plans_page.plan_html(skewed)
+    assert "<h1>Plan 1</h1>" in html
+    assert "manual by alice" in html and "lagassign_rebalance / manual__1" in html
+    assert '<span class="go">go</span>' in html and "lag-optimal lowers max lag" in html
+    assert html.count("<svg") == 1 and '<table class="metrics">' in html
+    assert '<span class="tag chosen">chosen</span>' in html and '<span class="tag best">best</span>' in html
+    assert "refused: constrained-sticky" in html
+    assert "Moves: current → lag-optimal (7)" in html
+    assert "nothing published for this plan" in html
+    assert not re.search(r"<(script|link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
+
+
+def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> None:
+    store, plan_id = _plan(tmp_path, SKEWED)
+    with store:
+        assignment = {"consumer-0": [["orders", 0]]}
+        store.mark_publication_pending(plan_id, SKEWED["group"], "lag-optimal", assignment, snapshot_at=T0)
+        store.mark_published(SKEWED["group"], 1)
+        plans = store.list_plans()
+        html = plans_page.plans_list_html(plans, {plan_id: store.get_plan(plan_id)}, group="orders-enricher",
+                                          since="2026-05-01")
+    row = re.search(r"<tbody>(.*)</tbody>", html).group(1)
+    assert f'<a href="plans/{plan_id}">plan {plan_id}</a>' in row
+    assert "2026-05-01 06:00:00" in row and "manual by alice" in row
+    assert "orders-enricher" in row and '<span class="go">go</span>' in row
+    assert "lag-optimal" in row and "v1" in row
+    assert 'name="group" value="orders-enricher"' in html and 'value="2026-05-01"' in html
+
+
+def test_every_value_is_escaped(tmp_path: Path) -> None:
+    store, plan_id = _plan(tmp_path, _evil_case(), by=EVIL, parameters={"note": EVIL})
+    with store:
+        plan = store.get_plan(plan_id)
+        pages = [plans_page.plan_html(plan), plans_page.lag_chart_svg(plan["groups"][0]),
+                 plans_page.plans_list_html(store.list_plans(), {plan_id: plan}, group=EVIL, since=EVIL)]
+    for html in pages:
+        assert "<script" not in html and '"><b>' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0]
+    assert "&quot;&gt;&lt;b&gt;" in pages[0]
+    ElementTree.fromstring(pages[1])  # still well-formed
+
+
+def test_error_page_escapes_its_message() -> None:
+    html = plans_page.error_page(400, f"since: {EVIL!r} is bad")
+    assert "<h1>400</h1>" in html and "<script" not in html
+
+
+# -- filters ---------------------------------------------------------------------------------
+
+
+def test_filters_accept_dates_and_times() -> None:
+    f = parse_filters(" orders ", "2026-05-01", "2026-05-02T06:30", 20)
+    assert f == {"group": "orders", "since": date(2026, 5, 1), "until": datetime(2026, 5, 2, 6, 30),
+                 "limit": 20}
+    assert parse_filters("", "", None, 50)["group"] is None
+
+
+@pytest.mark.parametrize(("since", "until", "limit", "message"), [
+    ("yesterday", None, 50, "since: 'yesterday' is not an ISO date"),
+    (None, "2026-13-01", 50, "until: '2026-13-01' is not an ISO date"),
+    ("2026-05-02", "2026-05-01", 50, "since (2026-05-02) is after until (2026-05-01)"),
+    (None, None, 0, "limit must be between 1 and 500"),
+])
+def test_bad_filters_say_what_is_wrong(
+    since: str | None, until: str | None, limit: int, message: str
+) -> None:
+    with pytest.raises(BadRequest, match=re.escape(message)):
+        parse_filters(None, since, until, limit)
+
+
+# -- the app without a login -----------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx`")
+def test_app_refuses_every_route_without_a_login(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process check of the login gate without credentials (the browser test also sends bad
+    tokens to a real API server, whose auth manager validates them)."""
+    from fastapi.testclient import TestClient
+    from lagassign.workflow.ui import app
+
+    store, plan_id = _plan(tmp_path, SKEWED)
+    store.close()
+    monkeypatch.setenv("LAGASSIGN_DB_URL", store.url)
+    client = TestClient(app, follow_redirects=False)
+    for path in ("/plans", f"/plans/{plan_id}", f"/plans/{plan_id}.json", "/plans.json", "/plans/x"):
+        r = client.get(path, headers={"Accept": "application/json"})
+        assert r.status_code == 401, path
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert "orders-enricher" not in r.text
