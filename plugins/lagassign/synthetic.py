@@ -142,3 +142,61 @@ def write_snapshot(
     """Write case objects as a snapshot folder (groups/partitions/members Parquet and manifest.json)
     with the Kafka edge's own writer, so tests and scale runs need no cluster. Returns the folder."""
     return snapshot_tables(cases, failed).write(folder)
+
+
+# -- whole snapshots --------------------------------------------------------------------------------
+
+# Lag shapes over a fleet of groups: lognormal most often, then Zipf, hot partitions, idle groups.
+FLEET_SHAPES = (("lognormal", 0.40), ("zipf", 0.20), ("hot1", 0.12), ("hot2", 0.08), ("zero", 0.10),
+                ("many-topics", 0.10))
+HUGE_PARTITIONS = 10_000
+GROUPS_PER_HUGE = 2_500  # one group of HUGE_PARTITIONS per this many groups (at least one)
+
+
+def group_size(rng: random.Random) -> tuple[int, int]:
+    """(members, partitions) of a typical group: lognormal, about 10 members and 100 partitions
+    on average (medians ~7 and ~60), from 1 up to 2,000 partitions and 100 members."""
+    partitions = min(2_000, max(1, round(rng.lognormvariate(4.1, 1.0))))
+    members = min(100, max(1, round(rng.lognormvariate(1.95, 0.8))))
+    return members, partitions
+
+
+def generate_cases(
+    groups: int, seed: int, huge: int | None = None, failed_share: float = 0.005
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """``groups`` seeded cases with a realistic mix, and the groups the snapshot failed for.
+
+    Sizes from ``group_size``, plus ``huge`` groups of HUGE_PARTITIONS partitions and 100-300
+    members (default: one per GROUPS_PER_HUGE groups, at least one), placed at random. Lag
+    shapes from FLEET_SHAPES; 20% of groups have mixed subscriptions; the current assignment is
+    Kafka's range (60%), random (25%) or none (15%, a group that is rebalancing).
+    """
+    rng = random.Random(seed)
+    if huge is None:
+        huge = max(1, round(groups / GROUPS_PER_HUGE)) if groups else 0
+    huge = min(huge, groups)
+    big = set(rng.sample(range(groups), huge))
+    shapes, weights = zip(*FLEET_SHAPES, strict=True)
+    cases, failed = [], {}
+    for i in range(groups):
+        name = f"group-{i:06d}"
+        if i in big:
+            members, partitions = rng.randint(100, 300), HUGE_PARTITIONS
+        else:
+            members, partitions = group_size(rng)
+        shape = rng.choices(shapes, weights)[0]
+        owned = rng.choices(("range", "random", None), (0.60, 0.25, 0.15))[0]
+        cases.append(generate_case(rng, members, partitions, shape, mixed=rng.random() < 0.2,
+                                   owned=owned, group=name))
+        if i not in big and rng.random() < failed_share:
+            failed[name] = "committed offsets: KafkaError{code=_TIMED_OUT}"
+    return cases, failed
+
+
+def generate_snapshot(
+    folder: Any, groups: int, seed: int, huge: int | None = None, failed_share: float = 0.005
+) -> Any:
+    """Write a realistic synthetic snapshot of ``groups`` groups (``generate_cases``) to ``folder``
+    as the snapshot Parquet tables; the same seed gives the same snapshot. Returns the folder."""
+    cases, failed = generate_cases(groups, seed, huge, failed_share)
+    return write_snapshot(cases, folder, failed)
