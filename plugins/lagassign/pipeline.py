@@ -136,8 +136,12 @@ def snapshot_step(
     out: str | Path,
     progress: Any = None,
     log: Log = print,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Snapshot the cluster into ``out`` and record where and when; returns the manifest."""
+    """Snapshot the cluster into ``out`` and record where and when; returns the manifest.
+
+    ``timeout`` bounds each Kafka request (retried a few times) so an unreachable cluster
+    fails the step in bounded time."""
     from .kafka.groupsfile import load_groups_file
     from .kafka.snapshot import snapshot_to
 
@@ -145,7 +149,7 @@ def snapshot_step(
     snap = snapshot_to(
         out, kafka_config, groups_regex=params.groups, assign_groups=declared,
         auto_offset_reset=params.auto_offset_reset, plan_topic=params.plan_topic,
-        progress=progress, log=log,
+        progress=progress, log=log, **({"timeout": timeout} if timeout else {}),
     )
     manifest = snap.manifest
     store.set_snapshot(plan_id, str(out), _parse_time(manifest.get("snapshot_at")))
@@ -275,7 +279,11 @@ def publish_step(
 
 
 def reconcile_step(
-    store: Any, kafka_config: Mapping[str, Any], plan_topic: str = PLAN_TOPIC, log: Log = print
+    store: Any,
+    kafka_config: Mapping[str, Any],
+    plan_topic: str = PLAN_TOPIC,
+    log: Log = print,
+    timeout: float = 30.0,
 ) -> list[dict[str, Any]]:
     """Settle publications left pending by a run that died between the topic and the store.
 
@@ -288,7 +296,7 @@ def reconcile_step(
     from .kafka.plans import PlanStore
 
     settled = []
-    with PlanStore(dict(kafka_config), plan_topic) as topic:
+    with PlanStore(dict(kafka_config), plan_topic, timeout) as topic:
         newest = topic.read({p["group"] for p in pending})
         for p in pending:
             held = newest.get(p["group"])

@@ -72,9 +72,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         plan_id = store.start_plan("manual", getpass.getuser(), parameters=params.record())
         folder = run_dir(base_dir(args.base_dir), plan_id)
         try:
-            reconcile_step(store, config, params.plan_topic, log=say)
+            reconcile_step(store, config, params.plan_topic, log=say, timeout=args.timeout)
             snapshot_step(store, plan_id, config, params, folder / "snapshot",
-                          progress=ProgressBar("snapshot") if tty else None, log=say)
+                          progress=ProgressBar("snapshot") if tty else None, log=say, timeout=args.timeout)
             evaluate_step(folder / "snapshot", folder / "evaluations", params,
                           spark_master=args.spark_master if args.spark else None,
                           progress=ProgressBar("evaluate") if tty else None, log=say)
