@@ -1,0 +1,249 @@
+"""Benchmark: the Spark evaluation of every strategy on 1,000 and 10,000 groups, local and cluster.
+
+Snapshots come from ``lagassign.synthetic.generate_snapshot`` (about 10 members and 100
+partitions per group, one group of 10,000 partitions per 2,500 groups, seeded). Each size runs
+through the real ``spark-submit`` (``lagassign.spark.run_spark_evaluation``) in local mode
+(``local[2]``) and on the standalone cluster of ``scripts/spark-cluster`` (two one-core
+workers; started here and stopped afterwards unless it was already running).
+
+Printed per run: wall time of spark-submit, groups per second, the job's own phases, peak RSS
+of the driver (SparkSubmit JVM + driver python) and of the executors (executor JVMs + Python
+workers; in local mode the tasks run inside the driver JVM, so only the Python workers count),
+sampled from /proc every 0.25 s, and the longest task (from Spark's event log) against the wall
+time. Goals on the 2-core machine: 10,000 groups under 180 s, 10k/1k time under 12, no task
+longer than a third of the run.
+
+    .venv/bin/python bench/spark_scale.py [--sizes 1000,10000] [--seed 7] [--modes local,cluster]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+
+import sparkcluster  # noqa: E402
+from lagassign.evaluation import EvaluationParams, write_params  # noqa: E402
+from lagassign.spark import run_spark_evaluation  # noqa: E402
+from lagassign.synthetic import generate_snapshot  # noqa: E402
+
+WORK = REPO / "var" / "bench" / "spark_scale"
+MASTERS = {"local": "local[2]", "cluster": sparkcluster.MASTER_URL}
+GOAL_SECONDS, GOAL_RATIO, GOAL_STRAGGLER = 180.0, 12.0, 1 / 3
+PAGE = os.sysconf("SC_PAGE_SIZE")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# -- memory: RSS of the run's processes, from /proc ----------------------------------------------
+
+
+def _boot_time() -> float:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def _role(cmdline: str) -> str | None:
+    if "org.apache.spark.deploy.SparkSubmit" in cmdline or "evaluate_groups.py" in cmdline:
+        return "driver"
+    if "CoarseGrainedExecutorBackend" in cmdline:
+        return "executor_jvm"
+    if "pyspark.daemon" in cmdline or "pyspark.worker" in cmdline:
+        return "python_workers"
+    return None
+
+
+class MemorySampler(threading.Thread):
+    """Peak of the summed RSS per role, over processes started after ``since`` (epoch seconds),
+    so long-running daemons (master, workers) and other people's processes are left out."""
+
+    def __init__(self, since: float, every: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.since, self.every, self.boot = since, every, _boot_time()
+        self.peak: dict[str, int] = {"driver": 0, "executor_jvm": 0, "python_workers": 0, "executors": 0}
+        self._halt = threading.Event()
+
+    def sample(self) -> None:
+        now = dict.fromkeys(("driver", "executor_jvm", "python_workers"), 0)
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmd = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                role = _role(cmd)
+                if role is None:
+                    continue
+                stat = Path(entry.path, "stat").read_text()
+                fields = stat[stat.rindex(")") + 2:].split()
+                started = self.boot + int(fields[19]) / TICKS
+                if started < self.since - 1:
+                    continue
+                now[role] += int(fields[21]) * PAGE
+            except (OSError, ValueError, IndexError):
+                continue  # the process ended meanwhile
+        now["executors"] = now["executor_jvm"] + now["python_workers"]
+        for key, value in now.items():
+            self.peak[key] = max(self.peak[key], value)
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.sample()
+            self._halt.wait(self.every)
+
+    def stop(self) -> dict[str, int]:
+        self._halt.set()
+        self.join()
+        return self.peak
+
+
+# -- tasks: the event log -------------------------------------------------------------------------
+
+
+def conf_dir(events: Path) -> Path:
+    """A SPARK_CONF_DIR whose spark-defaults.conf turns on an uncompressed event log."""
+    folder = events.parent / f"conf-{events.name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    events.mkdir(parents=True, exist_ok=True)
+    (folder / "spark-defaults.conf").write_text(
+        f"spark.eventLog.enabled true\nspark.eventLog.dir file://{events}\nspark.eventLog.compress false\n")
+    return folder
+
+
+def longest_task(events: Path) -> dict[str, Any]:
+    """The longest task of the run (seconds, stage) and how many tasks its stage had."""
+    best: dict[str, Any] = {"seconds": 0.0, "stage": None, "stage_tasks": 0}
+    per_stage: dict[int, int] = {}
+    for log in (p for p in events.rglob("*") if p.is_file()):
+        for line in log.read_text(errors="replace").splitlines():
+            if '"SparkListenerTaskEnd"' not in line:
+                continue
+            event = json.loads(line)
+            info, stage = event["Task Info"], event["Stage ID"]
+            per_stage[stage] = per_stage.get(stage, 0) + 1
+            seconds = (info["Finish Time"] - info["Launch Time"]) / 1000
+            if seconds > best["seconds"]:
+                best = {"seconds": seconds, "stage": stage}
+    best["stage_tasks"] = per_stage.get(best["stage"], 0)
+    return best
+
+
+# -- runs -------------------------------------------------------------------------------------------
+
+
+def snapshot(groups: int, seed: int) -> Path:
+    folder = WORK / f"snapshot-{groups}-{seed}"
+    if not (folder / "manifest.json").is_file():
+        generate_snapshot(folder, groups, seed)
+    return folder
+
+
+def run(mode: str, groups: int, seed: int) -> dict[str, Any]:
+    snap = snapshot(groups, seed)
+    label = f"{mode}-{groups}"
+    out, events = WORK / f"out-{label}", WORK / f"events-{label}"
+    shutil.rmtree(events, ignore_errors=True)
+    params = write_params(EvaluationParams(str(snap), str(out)), WORK / f"params-{label}.json")
+    os.environ["SPARK_CONF_DIR"] = str(conf_dir(events))
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # driver on the loopback, like the cluster
+    sampler = MemorySampler(time.time())
+    sampler.start()
+    started = time.monotonic()
+    try:
+        summary = run_spark_evaluation(params, master=MASTERS[mode], timeout=1800)
+    finally:
+        wall = time.monotonic() - started
+        peak = sampler.stop()
+        del os.environ["SPARK_CONF_DIR"]
+    task = longest_task(events)
+    return {
+        "mode": mode, "groups": groups, "evaluated": summary["evaluated"], "failed": summary["failed"],
+        "rows": summary["rows"], "tasks": summary["spark"]["tasks"], "wall_s": round(wall, 1),
+        "job_s": summary["seconds"], "phases": summary["spark"]["phases"],
+        "groups_per_s": round(groups / wall, 1),
+        "driver_mib": peak["driver"] >> 20, "executors_mib": peak["executors"] >> 20,
+        "executor_jvm_mib": peak["executor_jvm"] >> 20, "python_workers_mib": peak["python_workers"] >> 20,
+        "longest_task_s": round(task["seconds"], 1), "longest_task_share": round(task["seconds"] / wall, 3),
+    }
+
+
+def report(results: list[dict[str, Any]], sizes: list[int]) -> bool:
+    head = (f"{'mode':8} {'groups':>7} {'tasks':>5} {'wall s':>7} {'groups/s':>8} {'driver MiB':>10} "
+            f"{'exec MiB':>8} {'(jvm+py)':>11} {'longest task':>14}  phases s")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        phases = " ".join(f"{k}={v:g}" for k, v in r["phases"].items())
+        print(f"{r['mode']:8} {r['groups']:>7} {r['tasks']:>5} {r['wall_s']:>7.1f} {r['groups_per_s']:>8.1f} "
+              f"{r['driver_mib']:>10} {r['executors_mib']:>8} "
+              f"{r['executor_jvm_mib']:>5}+{r['python_workers_mib']:<5} "
+              f"{r['longest_task_s']:>6.1f} ({r['longest_task_share']:.0%})  {phases}")
+    ok = True
+    small, big = min(sizes), max(sizes)
+    for mode in dict.fromkeys(r["mode"] for r in results):
+        by = {r["groups"]: r for r in results if r["mode"] == mode}
+        checks = []
+        if big in by:
+            checks.append((f"{big} groups under {GOAL_SECONDS:.0f} s", by[big]["wall_s"] < GOAL_SECONDS,
+                           f"{by[big]['wall_s']:.1f} s"))
+        if small in by and big in by and small != big:
+            ratio = by[big]["wall_s"] / by[small]["wall_s"]
+            checks.append((f"{big // 1000}k/{small // 1000}k time ratio under {GOAL_RATIO:g}",
+                           ratio < GOAL_RATIO, f"{ratio:.2f}"))
+        worst = max(by.values(), key=lambda r: r["longest_task_share"])
+        checks.append(("no task longer than a third of the run", worst["longest_task_share"] < GOAL_STRAGGLER,
+                       f"max {worst['longest_task_share']:.0%} ({worst['groups']} groups)"))
+        for name, met, value in checks:
+            ok &= met
+            print(f"{mode:8} {'MET ' if met else 'MISS'} {name}: {value}")
+    return ok
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Spark evaluation at 1k and 10k groups, local and cluster")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--modes", default="local,cluster")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MASTERS)
+    if unknown:
+        parser.error(f"unknown mode(s) {', '.join(sorted(unknown))}; known: local, cluster")
+    WORK.mkdir(parents=True, exist_ok=True)
+    for n in sizes:
+        t = time.monotonic()
+        snapshot(n, args.seed)
+        print(f"snapshot of {n} groups ready ({time.monotonic() - t:.1f} s)", flush=True)
+    results: list[dict[str, Any]] = []
+    started_cluster = False
+    try:
+        for mode in modes:
+            if mode == "cluster" and sparkcluster.alive_workers(sparkcluster.master_status()) < 2:
+                sparkcluster.start()
+                started_cluster = True
+            for n in sizes:
+                results.append(run(mode, n, args.seed))
+                print(json.dumps(results[-1]), flush=True)
+    finally:
+        if started_cluster:
+            sparkcluster.stop()
+    print()
+    ok = report(results, sizes)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
