@@ -342,11 +342,24 @@ def test_decisions_are_recorded_also_when_nothing_goes_on(store: AuditStore) -> 
     for d in decisions:
         got = recorded[d.group]
         assert got["decided_at"].tzinfo == UTC
-        assert {k: v for k, v in got.items() if k != "decided_at"} == d.to_dict()
+        assert got["outcome"] is None  # set by the publish step, not by the gate
+        assert {k: v for k, v in got.items() if k not in ("decided_at", "outcome")} == d.to_dict()
     assert recorded["orders"]["go"] is False and "≤ threshold 3.00" in recorded["orders"]["reason"]
     assert recorded["mixed"]["go"] is True and "unconsumed" in recorded["mixed"]["reason"]
     store.record_decision(plan_id, {**decisions[0].to_dict(), "reason": "overridden"})
     assert store.get_plan(plan_id)["groups"][1]["decision"]["reason"] == "overridden"
+
+
+def test_the_publish_outcome_is_recorded_per_group(store: AuditStore) -> None:
+    plan_id = store.start_plan("manual")
+    evaluations = [evaluate(CASE)]
+    store.record_evaluations(plan_id, evaluations)
+    store.record_decisions(plan_id, decide_all(evaluations))
+    store.record_outcome(plan_id, "orders", "skipped: group changed since the snapshot (member c9 joined)")
+    (group,) = store.get_plan(plan_id)["groups"]
+    assert group["decision"]["outcome"].startswith("skipped: group changed")
+    with pytest.raises(StoreError, match="no gate decision"):
+        store.record_outcome(plan_id, "unknown-group", "published v1")
 
 
 def test_hostile_group_names_are_plain_data(store: AuditStore) -> None:

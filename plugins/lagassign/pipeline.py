@@ -227,13 +227,17 @@ def publish_step(
     kafka_config: Mapping[str, Any] | None,
     params: PlanParams,
     log: Log = print,
+    timeout: float = 30.0,
 ) -> list[dict[str, Any]]:
-    """Publish the plans the gate let through, when ``apply`` is on; one outcome per group.
+    """Publish the plans the gate let through, when ``apply`` is on; one outcome per group,
+    also recorded in the audit trail.
 
-    Order per group: reserve the version in the audit store (pending), write the plan record
-    to the topic, mark it published. A plan equal to the one in force is not written again.
+    Per group: skip it if it changed since the snapshot (members, subscriptions, partitions)
+    or if its plan is already in force; reserve the version in the audit store (refused for a
+    snapshot older than the group's newest plan unless ``force``); write the plan record to
+    the topic; mark it published. Without its audit record nothing reaches the topic.
     """
-    go = [d if isinstance(d, GateDecision) else GateDecision(**d) for d in decisions]
+    go = [d if isinstance(d, GateDecision) else GateDecision(**_decision_fields(d)) for d in decisions]
     go = [d for d in go if d.go]
     outcomes: list[dict[str, Any]] = []
     if not go:
@@ -241,41 +245,107 @@ def publish_step(
         return outcomes
     if not params.apply:
         for d in go:
-            log(f"group {d.group}: not published: apply is off (plan {d.chosen} recorded only)")
-            outcomes.append({"group": d.group, "published": False, "reason": "apply is off"})
+            note = f"not published: apply is off ({d.chosen} recorded)"
+            _outcome(store, plan_id, d, outcomes, log, False, note)
         return outcomes
+    from .kafka.errors import PlanError
     from .kafka.plans import PlanStore
+    from .store import StalePlanError
 
     plan = store.get_plan(plan_id)
-    evaluations = {
-        (g["group"], r["strategy"]): r for g in plan["groups"] for r in g.get("results", [])
-    }
-    with PlanStore(dict(kafka_config or {}), params.plan_topic) as topic:
+    evaluations = {(g["group"], r["strategy"]): r for g in plan["groups"] for r in g.get("results", [])}
+    changes = {} if params.force else changed_since_snapshot(
+        kafka_config or {}, params, plan.get("snapshot_uri"), [d.group for d in go], timeout)
+    with PlanStore(dict(kafka_config or {}), params.plan_topic, timeout) as topic:
         for d in go:
             members = evaluations[(d.group, d.chosen)]["assignment"]
+            if changes.get(d.group):
+                _outcome(store, plan_id, d, outcomes, log, False,
+                         f"skipped: group changed since the snapshot ({changes[d.group]})")
+                continue
             in_force = topic.newest(d.group)
             if in_force is not None and _same_members(in_force.members, members):
-                log(f"group {d.group}: unchanged: version {in_force.version} already in force")
-                outcomes.append({"group": d.group, "published": False, "version": in_force.version,
-                                 "reason": "plan already in force"})
+                _outcome(store, plan_id, d, outcomes, log, False,
+                         f"unchanged: the plan is already in force as version {in_force.version}",
+                         version=in_force.version)
                 continue
             if params.dry_run:
                 nxt = (in_force.version + 1) if in_force else 1
-                log(f"group {d.group}: dry run: would publish {d.chosen} as version {nxt}")
-                outcomes.append({"group": d.group, "published": False, "version": nxt, "reason": "dry run"})
+                _outcome(store, plan_id, d, outcomes, log, False,
+                         f"dry run: would publish {d.chosen} as version {nxt}", version=nxt)
                 continue
-            pub = store.mark_publication_pending(
-                plan_id, d.group, strategy=d.chosen, assignment=members, force=params.force,
-                min_version=(in_force.version + 1) if in_force else None,
-            )
-            written, _ = topic.publish(
-                d.group, d.chosen, members, snapshot_at=_iso(plan.get("snapshot_at")),
-                version=pub["version"], plan_id=str(plan_id),
-            )
+            try:
+                pub = store.mark_publication_pending(
+                    plan_id, d.group, strategy=d.chosen, assignment=members, force=params.force,
+                    min_version=(in_force.version + 1) if in_force else None,
+                )
+            except StalePlanError as exc:
+                _outcome(store, plan_id, d, outcomes, log, False, f"skipped: {exc}")
+                continue
+            try:
+                written, _ = topic.publish(
+                    d.group, d.chosen, members, snapshot_at=_iso(plan.get("snapshot_at")),
+                    version=pub["version"], plan_id=str(plan_id),
+                )
+            except PlanError as exc:
+                if "not above the published version" not in str(exc):
+                    raise  # delivery unknown: the publication stays pending for reconciliation
+                # Another run published a newer version first: ours never reached the topic.
+                store.mark_publication_failed(d.group, pub["version"], str(exc))
+                _outcome(store, plan_id, d, outcomes, log, False, f"skipped: {exc}")
+                continue
             store.mark_published(d.group, pub["version"])
-            log(f"group {d.group}: published {d.chosen} as version {written.version} on {params.plan_topic}")
-            outcomes.append({"group": d.group, "published": True, "version": written.version})
+            _outcome(store, plan_id, d, outcomes, log, True,
+                     f"published {d.chosen} as version {written.version} on {params.plan_topic}",
+                     version=written.version)
     return outcomes
+
+
+def changed_since_snapshot(
+    kafka_config: Mapping[str, Any],
+    params: PlanParams,
+    snapshot_uri: str | None,
+    groups: list[str],
+    timeout: float = 30.0,
+) -> dict[str, str]:
+    """Group -> what changed since the snapshot, for the given groups (read again, now)."""
+    from .kafka.admin import AdminHook
+    from .kafka.groupsfile import load_groups_file
+    from .kafka.snapshot import take_snapshot
+    from .snapshot import describe_changes, read_snapshot
+
+    if not snapshot_uri or not groups:
+        return {}
+    before = {row["group"]: case for row, case in read_snapshot(snapshot_uri) if row["group"] in groups}
+    declared = [g for g in (load_groups_file(params.groups_file) if params.groups_file else [])
+                if g.group in groups]
+    discovered = [g for g in groups if g not in {a.group for a in declared}]
+    regex = "|".join(re.escape(g) for g in discovered) if discovered else "(?!)"
+    now = take_snapshot(AdminHook(dict(kafka_config), timeout=timeout), groups_regex=regex,
+                        assign_groups=declared, auto_offset_reset=params.auto_offset_reset,
+                        plan_topic=params.plan_topic).cases()
+    changes = {}
+    for group in groups:
+        if before.get(group) is None:
+            continue
+        change = describe_changes(before[group], now.get(group))
+        if change:
+            changes[group] = change
+    return changes
+
+
+def _outcome(
+    store: Any, plan_id: int, decision: GateDecision, outcomes: list[dict[str, Any]], log: Log,
+    published: bool, note: str, version: int | None = None,
+) -> None:
+    store.record_outcome(plan_id, decision.group, note)
+    log(f"group {decision.group}: {note}")
+    outcomes.append({"group": decision.group, "published": published, "version": version, "reason": note})
+
+
+def _decision_fields(d: Mapping[str, Any]) -> dict[str, Any]:
+    known = {f.name for f in fields(GateDecision)}
+    return {k: v for k, v in d.items() if k in known}
 
 
 def reconcile_step(

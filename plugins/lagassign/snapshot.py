@@ -123,3 +123,36 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
         return json.loads(path.read_text())
     except FileNotFoundError:
         raise LagassignError(f"snapshot {folder}: {MANIFEST} is missing") from None
+
+
+def describe_changes(before: Mapping[str, Any], after: Mapping[str, Any] | None) -> str | None:
+    """What changed in a group between two snapshots' cases, as one line; None if nothing did.
+
+    Compared: member ids and their topics, and the set of partitions. Offsets and lag move all
+    the time and are not a change; members, subscriptions and partitions are, since a plan
+    computed for the old ones would leave partitions unconsumed or name absent instances.
+    """
+    if after is None:
+        return "the group is gone"
+    subs_before = {m["id"]: set(m["topics"]) for m in before["members"]}
+    subs_after = {m["id"]: set(m["topics"]) for m in after["members"]}
+    parts_before = {(p["topic"], p["partition"]) for p in before["partitions"]}
+    parts_after = {(p["topic"], p["partition"]) for p in after["partitions"]}
+    notes = []
+    joined = sorted(subs_after.keys() - subs_before.keys())
+    left = sorted(subs_before.keys() - subs_after.keys())
+    if joined:
+        notes.append(f"joined: {', '.join(joined)}")
+    if left:
+        notes.append(f"left: {', '.join(left)}")
+    stayed = subs_before.keys() & subs_after.keys()
+    resubscribed = sorted(m for m in stayed if subs_before[m] != subs_after[m])
+    if resubscribed:
+        notes.append(f"subscriptions changed: {', '.join(resubscribed)}")
+    topics_gone = sorted({t for t, _ in parts_before} - {t for t, _ in parts_after})
+    if topics_gone:
+        notes.append(f"topics deleted: {', '.join(topics_gone)}")
+    added = len(parts_after - parts_before)
+    if added:
+        notes.append(f"{added} partitions added")
+    return "; ".join(notes) or None

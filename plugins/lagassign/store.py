@@ -172,6 +172,7 @@ decisions_t = sa.Table(
     sa.Column("min_improvement", sa.Float),
     sa.Column("max_moves", sa.Integer),
     sa.Column("decided_at", UTCDateTime),
+    sa.Column("outcome", sa.Text),
 )
 publications_t = sa.Table(
     "publications", metadata,
@@ -299,10 +300,16 @@ def _m2_publication_ledger(conn: sa.Connection) -> None:
     md.tables["publications"].create(conn)
 
 
+def _m3_publish_outcome(conn: sa.Connection) -> None:
+    """What the publish step did per group (published vN, unchanged, skipped and why, apply off)."""
+    conn.execute(sa.text("ALTER TABLE decisions ADD COLUMN outcome TEXT"))
+
+
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
     (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
     (2, "publication ledger: publications", _m2_publication_ledger),
+    (3, "publish outcome per group: decisions.outcome", _m3_publish_outcome),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -572,6 +579,15 @@ class AuditStore:
                 count += 1
         return count
 
+    def record_outcome(self, plan_id: int, group: str, outcome: str) -> None:
+        """What publishing did for a group that passed the gate: one line for people."""
+        where = (decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == group)
+        with self._engine.begin() as conn:
+            done = conn.execute(sa.update(decisions_t).where(*where).values(
+                outcome=str(outcome)[:_MAX_ERROR_CHARS])).rowcount
+        if not done:
+            raise StoreError(f"plan {plan_id}, group {group}: no gate decision to attach an outcome to")
+
     # -- publications ------------------------------------------------------------------------
 
     def mark_publication_pending(
@@ -827,7 +843,8 @@ def _result_of(row: sa.Row) -> dict[str, Any]:
 
 def _decision_of(row: sa.Row) -> dict[str, Any]:
     m = row._mapping
-    return {"group": row.group_name, **{k: m[k] for k in _DECISION_FIELDS}, "decided_at": row.decided_at}
+    return {"group": row.group_name, **{k: m[k] for k in _DECISION_FIELDS}, "decided_at": row.decided_at,
+            "outcome": m["outcome"]}
 
 
 def _publication_of(row: sa.Row) -> dict[str, Any]:

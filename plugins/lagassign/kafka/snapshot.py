@@ -70,6 +70,18 @@ class Snapshot:
     members: list[dict[str, Any]] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
 
+    def cases(self) -> dict[str, dict[str, Any] | None]:
+        """Each group's case (None for a group that failed), as the snapshot readers build it."""
+        from ..snapshot import case_from_rows
+
+        out: dict[str, dict[str, Any] | None] = {}
+        for grow in self.groups:
+            name = grow["group"]
+            out[name] = None if grow.get("error") else case_from_rows(
+                name, [r for r in self.partitions if r["group"] == name],
+                [r for r in self.members if r["group"] == name], grow.get("auto_offset_reset"))
+        return out
+
     def write(self, out: str | Path) -> Path:
         """Write groups/partitions/members Parquet and manifest.json into ``out`` (created)."""
         import pyarrow as pa
