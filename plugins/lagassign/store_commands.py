@@ -181,6 +181,8 @@ def plan_text(plan: dict[str, Any]) -> str:
             out.append(f"group {g['group']}: go: {d['reason']}")
         else:
             out.append(f"group {g['group']}: stop: {d['reason']}")
+        if d is not None and d.get("outcome") and not g["publications"]:
+            out.append(f"  {d['outcome']}")
         for pub in g["publications"]:
             line = f"  plan version {pub['version']} ({pub['strategy']}): {pub['state']}"
             if pub["published_at"] is not None:
