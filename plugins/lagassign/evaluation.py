@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,15 +34,7 @@ from typing import Any
 from .api import evaluate_group
 from .case import parse_case
 from .errors import LagassignError
-from .snapshot import (
-    GROUP_COLUMNS,
-    GROUPS,
-    MEMBER_COLUMNS,
-    MEMBERS,
-    PARTITION_COLUMNS,
-    PARTITIONS,
-    case_from_rows,
-)
+from .snapshot import case_from_rows, snapshot_groups
 from .strategies import applicable_options, get_strategy, strategy_names
 
 EVALUATIONS = "evaluations.parquet"
@@ -323,43 +315,6 @@ def spark_ddl() -> str:
 
 
 # -- the snapshot, in this process ----------------------------------------------------------------
-
-
-def _read_table(folder: Path, name: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    path = folder / name
-    if not path.exists():
-        raise EvaluationError(f"snapshot {folder}: {name} is missing")
-    table = pq.read_table(path)
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise EvaluationError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
-    return table.select(list(columns)).to_pylist()
-
-
-def snapshot_groups(
-    folder: str | Path,
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
-    """(group row, its partition rows, its member rows) for every group, sorted by group name.
-
-    Unlike ``snapshot.read_snapshot`` this builds no case: the caller does, per group, so an
-    invalid group becomes an error row instead of ending the iteration.
-    """
-    folder = Path(folder)
-    groups = _read_table(folder, GROUPS, GROUP_COLUMNS)
-    parts: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS):
-        parts.setdefault(row["group"], []).append(row)
-    members: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS):
-        members.setdefault(row["group"], []).append(row)
-    seen: set[str] = set()
-    for grow in sorted((g for g in groups if g["group"] is not None), key=lambda g: g["group"]):
-        if grow["group"] in seen:
-            continue
-        seen.add(grow["group"])
-        yield grow, parts.get(grow["group"], []), members.get(grow["group"], [])
 
 
 def evaluate_snapshot(

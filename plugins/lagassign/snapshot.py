@@ -85,36 +85,49 @@ def _as_list(value: Any) -> list[Any]:
     return list(value)
 
 
-def read_snapshot(folder: str | Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """Yield (group row, case) for every group of a snapshot; case is None when the group failed."""
+def _read_table(folder: Path, name: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
 
+    path = folder / name
+    if not path.exists():
+        raise LagassignError(f"snapshot {folder}: {name} is missing")
+    table = pq.read_table(path)
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
+    return table.select(list(columns)).to_pylist()
+
+
+def snapshot_groups(
+    folder: str | Path,
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
+    """(group row, its partition rows, its member rows) for every group, sorted by group name.
+
+    No case is built here, so a caller can turn an invalid group into an error row and go on.
+    """
     folder = Path(folder)
-    tables = {}
-    expected = ((GROUPS, GROUP_COLUMNS), (PARTITIONS, PARTITION_COLUMNS), (MEMBERS, MEMBER_COLUMNS))
-    for name, columns in expected:
-        path = folder / name
-        if not path.exists():
-            raise LagassignError(f"snapshot {folder}: {name} is missing")
-        table = pq.read_table(path)
-        missing = [c for c in columns if c not in table.column_names]
-        if missing:
-            raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
-        tables[name] = table.to_pylist()
-    parts_by_group: dict[str, list[dict[str, Any]]] = {}
-    for row in tables[PARTITIONS]:
-        parts_by_group.setdefault(row["group"], []).append(row)
-    members_by_group: dict[str, list[dict[str, Any]]] = {}
-    for row in tables[MEMBERS]:
-        members_by_group.setdefault(row["group"], []).append(row)
-    for grow in sorted(tables[GROUPS], key=lambda r: r["group"]):
-        name = grow["group"]
+    groups = _read_table(folder, GROUPS, GROUP_COLUMNS)
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS):
+        parts.setdefault(row["group"], []).append(row)
+    members: dict[str, list[dict[str, Any]]] = {}
+    for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS):
+        members.setdefault(row["group"], []).append(row)
+    seen: set[str] = set()
+    for grow in sorted((g for g in groups if g["group"] is not None), key=lambda g: g["group"]):
+        if grow["group"] in seen:
+            continue
+        seen.add(grow["group"])
+        yield grow, parts.get(grow["group"], []), members.get(grow["group"], [])
+
+
+def read_snapshot(folder: str | Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Yield (group row, case) for every group of a snapshot; case is None when the group failed."""
+    for grow, parts, members in snapshot_groups(folder):
         if grow.get("error"):
             yield grow, None
             continue
-        yield grow, case_from_rows(
-            name, parts_by_group.get(name, []), members_by_group.get(name, []), grow.get("auto_offset_reset")
-        )
+        yield grow, case_from_rows(grow["group"], parts, members, grow.get("auto_offset_reset"))
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
