@@ -376,7 +376,8 @@ class LagOptimalStrategy(Strategy):
                 # A later seed is there to reach the same max lag with fewer moves: it need not
                 # go lower, and it may spend fewer moves than the best answer so far.
                 leader = _pick(results)
-                search.max_moves = min(leader.moves - 1, self.max_moves or leader.moves)
+                cap = leader.moves if self.max_moves is None else self.max_moves
+                search.max_moves = min(leader.moves - 1, cap)
                 if search.moves <= search.max_moves:
                     search.run(max(floor, leader.max_lag), max_steps, sweep=False)
             elif worth_searching:
