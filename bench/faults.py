@@ -35,7 +35,7 @@ def _cell(value: object) -> str:
 
 
 def table(outcomes: list[fk.Outcome]) -> str:
-    rows = [HEAD] + [(o.fault, o.did[:110], _cell(o.produced), _cell(o.processed), _cell(o.lost),
+    rows = [HEAD] + [(o.fault, o.did[:120], _cell(o.produced), _cell(o.processed), _cell(o.lost),
                       str(o.published), str(o.audit_records), f"{o.seconds:.1f}") for o in outcomes]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]

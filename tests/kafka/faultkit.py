@@ -11,6 +11,7 @@ stop a broker stop this one, never the shared session broker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -105,7 +106,8 @@ def demo(broker: brokerctl.Broker, out: Path, tag: str = "f") -> tuple[str, Path
     from demo_groups import build
 
     prefix = f"{tag}{uuid.uuid4().hex[:6]}-"
-    return prefix, build(broker.config(), broker.create_topic, out / prefix, prefix=prefix)
+    with contextlib.redirect_stdout(sys.stderr):  # its progress lines are not the bench's table
+        return prefix, build(broker.config(), broker.create_topic, out / prefix, prefix=prefix)
 
 
 def newest(broker: brokerctl.Broker, groups: list[str], topic: str = "lagassign.plans") -> dict[str, Any]:
@@ -127,6 +129,10 @@ def plans_of(db_url: str) -> list[dict[str, Any]]:
 
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "error" in line.lower()]
+
+
+def _short(line: str) -> str:
+    return line.removeprefix("lagassign: error: ")
 
 
 def _commit_filler_groups(broker: brokerctl.Broker, topic: str, groups: list[str], partitions: int) -> None:
@@ -157,7 +163,8 @@ def broker_unreachable(tmp: Path) -> Outcome:
     errors = error_lines(run.stderr)
     return Outcome(
         "broker unreachable (closed port)",
-        f"exit {run.returncode} after {seconds:.1f}s: {errors[0] if errors else run.stderr.strip()[-200:]}",
+        f"exit {run.returncode} after {seconds:.1f}s: "
+        f"{_short(errors[0]) if errors else run.stderr.strip()[-200:]}",
         published=0, audit_records=len(plans), seconds=seconds,
         details={"returncode": run.returncode, "stderr": run.stderr, "errors": errors, "plans": plans},
     )
@@ -229,7 +236,7 @@ def broker_stopped_mid_snapshot(spare: SpareBroker, tmp: Path, fillers: int = 30
     return Outcome(
         f"broker stopped mid-snapshot (at {stopped_at[0] if stopped_at else '?'} groups' offsets)",
         f"exit {code} after {seconds:.1f}s, plan {plans[0]['status'] if plans else '?'}: "
-        f"{errors[-1] if errors else err.strip().splitlines()[-1]}",
+        f"{_short(errors[-1]) if errors else err.strip().splitlines()[-1]}",
         published=sum(after.get(g) != before.get(g) for g in watched), audit_records=len(plans),
         seconds=seconds,
         details={"returncode": code, "stderr": err, "errors": errors, "plans": plans, "before": before,
@@ -364,7 +371,8 @@ def audit_db_unreachable(broker: brokerctl.Broker, tmp: Path) -> Outcome:
     errors = error_lines(run.stderr)
     return Outcome(
         "audit database unreachable",
-        f"exit {run.returncode} after {seconds:.1f}s: {errors[0] if errors else run.stderr.strip()[-200:]}",
+        f"exit {run.returncode} after {seconds:.1f}s: "
+        f"{_short(errors[0]) if errors else run.stderr.strip()[-200:]}",
         published=sum(after.get(g) != before.get(g) for g in watched), audit_records=0, seconds=seconds,
         details={"returncode": run.returncode, "stderr": run.stderr, "errors": errors, "before": before,
                  "after": after},
