@@ -154,6 +154,17 @@ def snapshot_step(
     manifest = snap.manifest
     store.set_snapshot(plan_id, str(out), _parse_time(manifest.get("snapshot_at")))
     counts = manifest["counts"]
+    failures = manifest.get("failed", [])
+    if counts["groups"] and counts["failed"] == counts["groups"]:
+        # Not one group could be read: the cluster went away (or never answered), which is a
+        # failed run, not a run that found nothing worth doing.
+        from .kafka.errors import BrokerUnavailableError
+
+        raise BrokerUnavailableError(
+            f"snapshot failed for all {counts['groups']} groups; first: "
+            f"{failures[0]['group']}: {failures[0]['error']}" if failures else
+            f"snapshot failed for all {counts['groups']} groups"
+        )
     log(f"snapshot: {counts['groups']} groups ({counts['failed']} failed), {counts['partitions']} "
         f"partitions, {counts['members']} members -> {out}")
     for failure in manifest.get("failed", []):
