@@ -60,10 +60,13 @@ class PlanParams:
         if data.get("groups_file") == "":
             data["groups_file"] = None
         strategies = data.get("strategies")
+        if isinstance(strategies, str):  # "a,b" from a command line; "" means all
+            strategies = [s.strip() for s in strategies.split(",") if s.strip()] or None
         if strategies is not None:
-            if isinstance(strategies, str):
-                strategies = [s.strip() for s in strategies.split(",") if s.strip()]
-            data["strategies"] = tuple(strategies) if strategies else None
+            if not isinstance(strategies, list | tuple) or not strategies:
+                raise ParamsError(f"strategies must be a non-empty list of names (or unset for all), "
+                                  f"got {strategies!r}")
+            data["strategies"] = tuple(strategies)
         params = cls(**data)
         params.validate()
         return params

@@ -117,3 +117,34 @@ def _with_assignment_reversed(plan, group):
         out.append({k: g[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag")}
                    | {"results": results})
     return out
+
+
+def test_versions_only_grow_when_two_runs_publish_the_same_group(setup):
+    """A run that reserved its version before another run published a newer one loses: its
+    publication is marked failed with the reason, and the topic keeps the newer version."""
+    from lagassign.pipeline import publish_step
+
+    config, params, store, prefix, _groups_file, tmp = setup
+    group = f"{prefix}orders-enricher"
+    first = _plan_until_gate(store, config, params, tmp / "first")
+    time.sleep(1.1)
+    second = _plan_until_gate(store, config, params, tmp / "second")
+    # The first run reserved version 2 and then stalled before writing the topic...
+    reserved = store.mark_publication_pending(first, group, min_version=2)
+    assert reserved["version"] == 2
+    # ...while the second run went all the way: it gets version 3.
+    store.record_evaluations(second, _with_assignment_reversed(store.get_plan(second), group))
+
+    def go(plan_id):
+        return [g["decision"] for g in store.get_plan(plan_id)["groups"]]
+
+    (done,) = [o for o in publish_step(store, second, go(second), config, params, log=lambda _m: None)
+               if o["group"] == group]
+    assert done["published"] is True and done["version"] == 3
+    (late,) = [o for o in publish_step(store, first, go(first), config, params, log=lambda _m: None)
+               if o["group"] == group]
+    assert late["published"] is False and "not above the published version 3" in late["reason"]
+    assert _newest(config, group).version == 3
+    states = {p["version"]: p["state"] for g in store.get_plan(first)["groups"] if g["group"] == group
+              for p in g["publications"]}
+    assert states == {2: "failed"}
