@@ -194,8 +194,8 @@ def _secs(r: dict[str, Any] | None) -> str:
         return f"> {r['timeout']:.0f}"
     if "oom_after" in r:
         return f"OOM > {r['oom_after']:.0f}"
-    if "error" in r:
-        return r["error"][:24]
+    if "error" in r:  # "out of memory", or the exception's name
+        return r["error"].split(":")[0][:24]
     if r.get("refused"):
         return "refused"
     return f"{r['seconds']:.3f}" + ("" if r["complete"] else " (partial)")
