@@ -68,6 +68,10 @@ def meets_count_guarantee(group: GroupSnapshot, layout: Layout) -> bool:
     )
 
 
+# Below this many candidate pairs an exchange is searched in plain Python.
+_SMALL = 160
+
+
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest finite values, in order."""
     if len(values) > k:
@@ -128,6 +132,12 @@ class _Search:
         self.moves = sum(1 for tp in self.before if tp not in held_now) + sum(
             1 for mid, h in self.held.items() for _, tp in h if self.before.get(tp, mid) != mid
         )
+        # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
+        # current while its load equals the member's load (entries are pushed on every change).
+        self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
+        self._heavy = [(-load, self.tie[m], m) for m, load in self.load.items()]
+        heapq.heapify(self._light)
+        heapq.heapify(self._heavy)
         self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
         floor, extra = divmod(sum(self.count.values()), len(self.count))
         self.count_range = (floor - count_slack, floor + (extra > 0) + count_slack)
@@ -183,8 +193,10 @@ class _Search:
         if gap <= 1:
             return None
         half = gap / 2
-        h_lags, l_lags = self._lags(heavy), self._lags(light)
         h_list, l_list = self.held[heavy], self.held[light]
+        if len(h_list) * (len(l_list) + 1) <= _SMALL:
+            return self._best_exchange_small(heavy, light, gap, half)
+        h_lags, l_lags = self._lags(heavy), self._lags(light)
         options: list[tuple[float, int, object]] = []  # (distance from ideal, kind, indices)
         if self._may_hand_over(heavy, light):
             dist = np.abs(h_lags - half)
@@ -218,6 +230,28 @@ class _Search:
                 best_key, best = key, (p, q)
         return best
 
+    def _best_exchange_small(self, heavy: str, light: str, gap: int, half: float):
+        """``_best_exchange`` for members with few partitions: every pair, in plain Python
+        (numpy's per-call overhead dominates there)."""
+        options = []
+        h_list, l_list = self.held[heavy], self.held[light]
+        if self._may_hand_over(heavy, light):
+            options += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+        for p in h_list:
+            for q in l_list:
+                d = p[0] - q[0]
+                if 0 < d < gap:
+                    options.append((abs(d - half), 1, p, q))
+        options.sort(key=lambda o: (o[0], o[1]))
+        best, best_key = None, None
+        for dist, _, p, q in options:
+            if best_key is not None and dist > best_key[0]:
+                break
+            cost = self._allowed(heavy, light, p, q)
+            if cost is not None and (best_key is None or (dist, cost) < best_key):
+                best_key, best = (dist, cost), (p, q)
+        return best
+
     def _apply(self, giver: str, taker: str, p, q) -> None:
         """Hand p from giver to taker and, for a swap, q back."""
         self.moves += self._move_cost(p[1], giver, taker)
@@ -230,16 +264,36 @@ class _Search:
         if q is None:
             self.count[giver] -= 1
             self.count[taker] += 1
-            return
-        self.moves += self._move_cost(q[1], taker, giver)
-        self.held[taker].remove(q)
-        insort(self.held[giver], q)
-        self.load[taker] -= q[0]
-        self.load[giver] += q[0]
+        else:
+            self.moves += self._move_cost(q[1], taker, giver)
+            self.held[taker].remove(q)
+            insort(self.held[giver], q)
+            self.load[taker] -= q[0]
+            self.load[giver] += q[0]
+        self._loaded(giver, taker)
 
-    def _lightest(self) -> list[str]:
-        load, tie = self.load, self.tie
-        return sorted(load, key=lambda m: (load[m], tie[m]))
+    def _loaded(self, *members: str) -> None:
+        for m in members:
+            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
+            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+
+    def _lightest(self, k: int) -> list[str]:
+        """The k lightest members (fewer if there are fewer), lightest first."""
+        out: list[tuple] = []
+        heap = self._light
+        while heap and len(out) < k:
+            entry = heapq.heappop(heap)
+            if entry[0] == self.load[entry[2]] and (not out or out[-1][2] != entry[2]):
+                out.append(entry)
+        for entry in out:
+            heapq.heappush(heap, entry)
+        return [e[2] for e in out]
+
+    def _heaviest(self) -> str:
+        heap = self._heavy
+        while -heap[0][0] != self.load[heap[0][2]]:
+            heapq.heappop(heap)
+        return heap[0][2]
 
     def _improve_member(self, heavy: str, partners: int | None) -> bool:
         """One exchange lowering ``heavy`` with the lightest member that allows one.
@@ -252,7 +306,7 @@ class _Search:
             held, load = self.held, self.load
             order = sorted(load, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], self.tie[m]))
         else:
-            order = self._lightest()[:partners]
+            order = self._lightest(partners)
         for light in order:
             if self.load[light] >= self.load[heavy]:
                 if partners is None:
@@ -268,7 +322,7 @@ class _Search:
         """Lower the heaviest member while possible, then (``sweep``) once more for the spread."""
         steps = 0
         while steps < max_steps:
-            heavy = max(self.load, key=lambda m: (self.load[m], self.tie[m]))
+            heavy = self._heaviest()
             if self.load[heavy] <= floor:
                 break
             # The lightest few first; all of them only to prove the heaviest is stuck.
