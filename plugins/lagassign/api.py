@@ -39,6 +39,18 @@ def assign(case: Mapping[str, Any], strategy: str, **options: Any) -> dict[str, 
     return run_strategy(parse_case(case), strategy, **options)
 
 
+def _eligible(group: GroupSnapshot, result: dict[str, Any]) -> bool:
+    """Can this result be the best: scored, every partition consumed, each by a subscriber?
+
+    Only ``current`` can fail the last two: it keeps partitions as they are, also those of a
+    topic their member no longer subscribes to, which the next rebalance takes away anyway.
+    """
+    if "metrics" not in result or "unassigned" in result:
+        return False
+    topics = {m.id: m.topics for m in group.members}
+    return all(t in topics[mid] for mid, tps in result["assignment"].items() for t, _ in tps)
+
+
 def _rank(result: dict[str, Any], order: int) -> tuple:
     m = result["metrics"]
     return (m["max_lag"], m["moves"], m["lag_spread"], m["count_spread"], order)
@@ -62,7 +74,7 @@ def evaluate_group(
             results.append(run_strategy(group, name, bound, **applicable_options(name, options)))
         except StrategyRefusedError as exc:
             results.append({"strategy": name, "refused": str(exc)})
-    ranked = [(r, i) for i, r in enumerate(results) if "metrics" in r and "unassigned" not in r]
+    ranked = [(r, i) for i, r in enumerate(results) if _eligible(group, r)]
     best = min(ranked, key=lambda ri: _rank(*ri))[0]["strategy"] if ranked else None
     return {
         "group": group.group,
