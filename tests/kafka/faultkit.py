@@ -36,6 +36,7 @@ for extra in (REPO / "scripts", REPO / "plugins", HERE):
         sys.path.insert(0, str(extra))
 
 import brokerctl  # noqa: E402
+import kafkakit  # noqa: E402
 from kafkakit import config_flags, run_cli, wait_until  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -246,32 +247,9 @@ def broker_stopped_mid_snapshot(spare: SpareBroker, tmp: Path, fillers: int = 30
 
 # -- 2. Spark --------------------------------------------------------------------------------
 
-def airflow_env(home: Path, broker: brokerctl.Broker) -> dict[str, str]:
-    """Environment of an ``airflow`` process with its own home, as tests/kafka/test_dags.py."""
-    kafka = {"conn_type": "generic", "extra": {"bootstrap.servers": broker.bootstrap, **broker.client_config}}
-    return {
-        **os.environ,
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
-        "AIRFLOW_CONN_LAGASSIGN_KAFKA": json.dumps(kafka),
-        "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
-        "LAGASSIGN_BASE_DIR": str(home / "runs"),
-        "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
-    }
-
-
 def airflow_home(home: Path, broker: brokerctl.Broker) -> dict[str, str]:
-    """Migrate a fresh Airflow home; returns its environment."""
-    env = airflow_env(home, broker)
-    subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
-                   timeout=300)
-    return env
+    """A migrated Airflow home for the Spark fault (one core: the job is killed anyway)."""
+    return kafkakit.airflow_home(home, broker, spark_host="local[1]")
 
 
 def _descendants(pid: int) -> list[int]:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,3 +96,36 @@ def config_flags(broker: Broker) -> list[str]:
     for key, value in broker.client_config.items():
         flags += ["--config", f"{key}={value}"]
     return flags
+
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def airflow_env(home: Path, broker: Broker, spark_host: str = "local[2]") -> dict[str, str]:
+    """Environment of an ``airflow`` process with its own home, the repo's DAGs and plugins,
+    the broker as the Kafka connection and Spark in local mode."""
+    kafka = {"conn_type": "generic", "extra": {"bootstrap.servers": broker.bootstrap, **broker.client_config}}
+    return {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_host}),
+        "AIRFLOW_CONN_LAGASSIGN_KAFKA": json.dumps(kafka),
+        "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
+        "LAGASSIGN_BASE_DIR": str(home / "runs"),
+        "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+    }
+
+
+def airflow_home(home: Path, broker: Broker, spark_host: str = "local[2]") -> dict[str, str]:
+    """Migrate a fresh Airflow home; returns its environment."""
+    env = airflow_env(home, broker, spark_host)
+    subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
+                   timeout=300)
+    return env

@@ -4,46 +4,23 @@ Spark in local mode (spark-submit through SparkSubmitOperator) and the audit sto
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from kafkakit import needs
+from kafkakit import airflow_home, needs
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
-
-
-def _airflow_env(home: Path, bootstrap: str, client_config: dict) -> dict[str, str]:
-    kafka = {"conn_type": "generic", "extra": {"bootstrap.servers": bootstrap, **client_config}}
-    return {
-        **os.environ,
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-        "AIRFLOW_CONN_LAGASSIGN_KAFKA": json.dumps(kafka),
-        "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
-        "LAGASSIGN_BASE_DIR": str(home / "runs"),
-        "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-    }
 
 
 @pytest.fixture(scope="module")
 def airflow(tmp_path_factory, broker):
     needs(broker, "a fast topic creation for the DAG run (it is covered on noida)")
     home = tmp_path_factory.mktemp("airflow")
-    env = _airflow_env(home, broker.bootstrap, broker.client_config)
-    subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], env=env,
-                   check=True, capture_output=True, timeout=300)
-    return home, env
+    return home, airflow_home(home, broker)
 
 
 def _dags_test(env: dict, conf: dict) -> subprocess.CompletedProcess:
