@@ -13,7 +13,7 @@ from .strategies import applicable_options, get_strategy, strategy_names
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
-    return [[tp.topic, tp.partition] for tp in tps]
+    return [list(tp) for tp in tps]  # TopicPartition is a (topic, partition) tuple
 
 
 def run_strategy(

@@ -55,6 +55,8 @@ class GroupSnapshot:
     members: tuple[Member, ...]
     partitions: Mapping[TopicPartition, PartitionState]
     auto_offset_reset: str = "latest"
+    #: results of pure functions of this group shared between strategies (see strategies.base.memo)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def member_ids(self) -> list[str]:

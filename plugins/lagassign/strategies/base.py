@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
@@ -47,6 +47,15 @@ def build(
     for tps in members.values():
         tps.sort()
     return Assignment(name, members, **extra)
+
+
+def memo(group: GroupSnapshot, key: str, compute: Callable[[], dict[str, list[TopicPartition]]]
+         ) -> dict[str, list[TopicPartition]]:
+    """A layout computed once per group and shared (evaluate runs sticky, cooperative-sticky
+    and lag-optimal's sticky seed on the same group); callers get their own lists."""
+    if key not in group.memo:
+        group.memo[key] = compute()
+    return {mid: list(tps) for mid, tps in group.memo[key].items()}
 
 
 def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:

@@ -11,13 +11,17 @@ holds.
 
 from __future__ import annotations
 
-from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from .base import Strategy, build, memo
 from .loadbook import LoadBook, balance_counts
 
 
-def lag_aware_book(group: GroupSnapshot) -> LoadBook:
-    """The lag-aware assignment as a LoadBook, for strategies that refine it."""
+def lag_aware_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """The lag-aware assignment (computed once per group; lag-optimal compares with it)."""
+    return memo(group, "lag-aware", lambda: _lag_aware_book(group).assignment())
+
+
+def _lag_aware_book(group: GroupSnapshot) -> LoadBook:
     lag = group.lag
     book = LoadBook(group, by_lag=True)
     for tp in sorted(group.assignable, key=lambda tp: (-lag[tp], tp)):
@@ -32,4 +36,4 @@ class LagAwareStrategy(Strategy):
     summary = "Lag-Aware KIP: counts balanced first, then heaviest partitions to the lightest member"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build(self.name, group, lag_aware_book(group).assignment())
+        return build(self.name, group, lag_aware_layout(group))

@@ -41,7 +41,7 @@ from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import lower_bound_max_lag
 from .base import Strategy, build
 from .lag import LagStrategy
-from .lag_aware import lag_aware_book
+from .lag_aware import lag_aware_layout
 from .loadbook import LoadBook, balance_counts
 from .sticky import sticky_assignment
 
@@ -68,7 +68,9 @@ def meets_count_guarantee(group: GroupSnapshot, layout: Layout) -> bool:
     )
 
 
-# Exchanges a search may look at, per member and per partition of the group.
+# Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
+# many per member and per partition of the group.
+MIN_WORK = 2_000
 WORK_PER_ITEM = 4
 
 # Below this many candidate pairs an exchange is searched in plain Python.
@@ -352,7 +354,8 @@ class _Search:
         the search reached by then.
         """
         steps = 0
-        self.budget = self.attempts + WORK_PER_ITEM * (len(self.load) + sum(self.count.values()))
+        items = len(self.load) + sum(self.count.values())
+        self.budget = self.attempts + MIN_WORK + WORK_PER_ITEM * items
         while steps < max_steps:
             heavy = self._heaviest()
             if self.load[heavy] <= floor:
@@ -442,7 +445,7 @@ class LagOptimalStrategy(Strategy):
             yield "longest-first", book.assignment(), True
         if group.owner:
             yield "sticky", sticky_assignment(group), True
-        yield "lag-aware", lag_aware_book(group).assignment(), False
+        yield "lag-aware", lag_aware_layout(group), False
         lag_layout = LagStrategy().assign(group).members
         if meets_count_guarantee(group, lag_layout):
             yield "lag", lag_layout, False

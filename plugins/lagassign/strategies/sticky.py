@@ -14,12 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, kept_owned
+from .base import Strategy, build, kept_owned, memo
 from .loadbook import LoadBook, balance_counts
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """The sticky target assignment shared by sticky and cooperative-sticky."""
+    """The sticky target assignment shared by sticky and cooperative-sticky (computed once)."""
+    return memo(group, "sticky", lambda: _sticky_assignment(group))
+
+
+def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     book = LoadBook(group)
     for mid, tps in kept_owned(group).items():
         for tp in tps:
