@@ -350,6 +350,21 @@ def test_decisions_are_recorded_also_when_nothing_goes_on(store: AuditStore) -> 
     assert store.get_plan(plan_id)["groups"][1]["decision"]["reason"] == "overridden"
 
 
+def test_a_plan_without_its_evaluations_keeps_decisions_and_publications(store: AuditStore) -> None:
+    plan_id = store.start_plan("manual", snapshot_at=T0)
+    evaluations = [evaluate(CASE), evaluate(MIXED_CASE)]
+    store.record_evaluations(plan_id, evaluations)
+    store.record_decisions(plan_id, decide_all(evaluations))
+    pub = store.mark_publication_pending(plan_id, "orders")
+    store.mark_published("orders", pub["version"])
+    full, light = store.get_plan(plan_id), store.get_plan(plan_id, evaluations=False)
+    assert all(g["results"] for g in full["groups"])
+    assert all(g["results"] == [] for g in light["groups"])
+    drop = ("results",)
+    assert [{k: v for k, v in g.items() if k not in drop} for g in light["groups"]] == [
+        {k: v for k, v in g.items() if k not in drop} for g in full["groups"]]
+
+
 def test_the_publish_outcome_is_recorded_per_group(store: AuditStore) -> None:
     plan_id = store.start_plan("manual")
     evaluations = [evaluate(CASE)]

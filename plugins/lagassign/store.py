@@ -494,16 +494,20 @@ class AuditStore:
         with self._engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
-    def get_plan(self, plan_id: int) -> dict[str, Any]:
+    def get_plan(self, plan_id: int, evaluations: bool = True) -> dict[str, Any]:
         """One plan with, per group, its evaluation (``evaluate_group``'s shape), decision and
-        publications. Unknown id raises PlanNotFoundError."""
+        publications. Unknown id raises PlanNotFoundError. ``evaluations=False`` leaves every
+        group's ``results`` empty: a daily plan holds an assignment per group and strategy,
+        which a list of plans does not show."""
         with self._engine.connect() as conn:
             plan = self._plan_row(conn, plan_id)
             summaries = {r.group_name: r for r in conn.execute(
                 sa.select(plan_groups_t).where(plan_groups_t.c.plan_id == plan_id))}
             results: dict[str, list[dict[str, Any]]] = {}
-            for r in conn.execute(sa.select(evaluations_t).where(evaluations_t.c.plan_id == plan_id)
-                                  .order_by(evaluations_t.c.group_name, evaluations_t.c.position)):
+            rows = conn.execute(sa.select(evaluations_t).where(evaluations_t.c.plan_id == plan_id)
+                                .order_by(evaluations_t.c.group_name, evaluations_t.c.position)
+                                ) if evaluations else ()
+            for r in rows:
                 results.setdefault(r.group_name, []).append(_result_of(r))
             decisions = {r.group_name: _decision_of(r) for r in conn.execute(
                 sa.select(decisions_t).where(decisions_t.c.plan_id == plan_id))}

@@ -166,7 +166,7 @@ def plans_list(
 
     def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
         plans = store.list_plans(**filters)
-        return plans, {p["id"]: store.get_plan(p["id"]) for p in plans}
+        return plans, {p["id"]: store.get_plan(p["id"], evaluations=False) for p in plans}
 
     out = _read(request, query)
     if isinstance(out, Response):
