@@ -346,27 +346,26 @@ class _Search:
                 return True
         return False
 
-    def run(self, floor: int, max_steps: int, sweep: bool = True) -> None:
+    def run(self, floor: int, sweep: bool = True) -> None:
         """Lower the heaviest member while possible, then (``sweep``) once more for the spread.
 
         Bounded work: it stops once the heaviest is at ``floor`` and after ``WORK_PER_ITEM``
         exchanges looked at per member and partition, so huge groups end in seconds with what
         the search reached by then.
         """
-        steps = 0
+        # Every step looks at one exchange at least, so the budget bounds the steps too.
         items = len(self.load) + sum(self.count.values())
         self.budget = self.attempts + MIN_WORK + WORK_PER_ITEM * items
-        while steps < max_steps:
+        while True:
             heavy = self._heaviest()
             if self.load[heavy] <= floor:
                 break
             # The lightest few first; all of them only to prove the heaviest is stuck.
             if not (self._improve_member(heavy, 4) or self._improve_member(heavy, None)):
                 break
-            steps += 1
         for heavy in sorted(self.load, key=lambda m: (-self.load[m], self.tie[m])) if sweep else ():
-            while steps < max_steps and self._improve_member(heavy, 4):
-                steps += 1
+            while self._improve_member(heavy, 4):
+                pass
         self._undo_needless_moves()
 
     def _undo_needless_moves(self) -> None:
@@ -423,14 +422,13 @@ class LagOptimalStrategy(Strategy):
     options = ("max_moves", "count_slack")
 
     def __init__(
-        self, max_moves: int | None = None, count_slack: int = 0, max_steps: int | None = None
+        self, max_moves: int | None = None, count_slack: int = 0
     ) -> None:
         for name, value in (("max_moves", max_moves), ("count_slack", count_slack)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise StrategyOptionError(f"{name} must be a non-negative integer, got {value!r}")
         self.max_moves = max_moves
         self.count_slack = count_slack
-        self.max_steps = max_steps
 
     def _seeds(self, group: GroupSnapshot, tie) -> Iterable[tuple[str, Layout, bool]]:
         """(name, layout, worth searching): the first seeds are searched, the others compared."""
@@ -453,7 +451,6 @@ class LagOptimalStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         tie = _tie_key(group.group)
         floor = lower_bound_max_lag(group)
-        max_steps = self.max_steps or 20 * len(group.assignable) + 100
         results: list[_Search] = []
         fewest_moves = None
         for _, layout, worth_searching in self._seeds(group, tie):
@@ -468,10 +465,10 @@ class LagOptimalStrategy(Strategy):
                 cap = leader.moves if self.max_moves is None else self.max_moves
                 search.max_moves = min(leader.moves - 1, cap)
                 if search.moves <= search.max_moves:
-                    search.run(max(floor, leader.max_lag), max_steps, sweep=False)
+                    search.run(max(floor, leader.max_lag), sweep=False)
             elif worth_searching:
                 # Within 0.01% of the lower bound is as good as it needs to be.
-                search.run(floor + floor // 10_000, max_steps)
+                search.run(floor + floor // 10_000)
             results.append(search)
         best = _pick(results)
         if best is None:
