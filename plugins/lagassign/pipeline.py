@@ -263,7 +263,7 @@ def publish_step(
             _outcome(store, plan_id, d, outcomes, log, False, note)
         return outcomes
     from .kafka.errors import PlanError
-    from .kafka.plans import PlanStore
+    from .kafka.plans import PlanStore, normalize_members
     from .store import StalePlanError
 
     plan = store.get_plan(plan_id)
@@ -278,7 +278,8 @@ def publish_step(
                          f"skipped: group changed since the snapshot ({changes[d.group]})")
                 continue
             in_force = topic.newest(d.group)
-            if in_force is not None and _same_members(in_force.members, members):
+            # The same rule PlanStore.publish applies: an equal plan is never written again.
+            if in_force is not None and in_force.members == normalize_members(members, d.group):
                 _outcome(store, plan_id, d, outcomes, log, False,
                          f"unchanged: the plan is already in force as version {in_force.version}",
                          version=in_force.version)
@@ -393,13 +394,6 @@ def reconcile_step(
             log(f"group {p['group']}: reconciled pending version {p['version']} as {state}")
             settled.append({**p, "state": state})
     return settled
-
-
-def _same_members(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    def norm(m: Mapping[str, Any]) -> dict[str, list[tuple[str, int]]]:
-        return {k: sorted((t, int(p)) for t, p in v) for k, v in m.items() if v}
-
-    return norm(a) == norm(b)
 
 
 def _iso(value: Any) -> str | None:
