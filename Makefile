@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo ui test lint bench broker clean
+.PHONY: setup demo ui test unit lint bench broker clean
 
 setup: $(STAMP)
 
@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[kafka,pipeline,test]'
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[kafka,pipeline,test,certify]'
 	@touch $(STAMP)
 
 demo: setup
@@ -23,13 +23,20 @@ demo: setup
 ui: setup
 	scripts/ui
 
-test: setup
-	$(BIN)/ruff check .
+# Lint first (seconds), then every test.
+test: lint
 	$(BIN)/python -m pytest
+
+# The inner loop: the tests that need nothing but this process (no broker, Spark, browser,
+# PostgreSQL or Airflow), in well under a minute.
+unit: setup
+	$(BIN)/python -m pytest tests --ignore=tests/kafka -q \
+		-m "not kafka and not spark and not browser and not db and not airflow and not slow"
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python bench/speed.py

@@ -66,8 +66,9 @@ def build(broker: brokerctl.Broker, prefix: str, sizes: list[int], partitions: i
         f.result()
 
 
-def measure(broker: brokerctl.Broker, prefix: str, size: int,
-            concurrency: int) -> tuple[int, int, float, dict]:
+def measure(
+    broker: brokerctl.Broker, prefix: str, size: int, concurrency: int
+) -> tuple[int, int, float, dict]:
     """(groups, partition rows, seconds, admin calls) of one snapshot written to a temp folder."""
     regex = f"{prefix}-s{size}-.*"
     started = time.perf_counter()
@@ -100,20 +101,26 @@ def main() -> int:
         t0 = time.perf_counter()
         sizes = [args.groups // 4, args.groups // 2, args.groups]
         build(broker, prefix, sizes, args.partitions)
-        print(f"setup: {TOPICS} topics x {args.partitions} partitions, {sum(sizes)} groups with commits "
-              f"in {time.perf_counter() - t0:.1f}s ({broker.kind} at {broker.bootstrap})")
+        print(
+            f"setup: {TOPICS} topics x {args.partitions} partitions, {sum(sizes)} groups with commits "
+            f"in {time.perf_counter() - t0:.1f}s ({broker.kind} at {broker.bootstrap})"
+        )
         print(f"{'groups':>7} {'rows':>7} {'seconds':>8} {'calls':>6} {'s/1k groups':>12}  calls by API")
         results = []
         for size in sizes:
             groups, rows, seconds, calls = measure(broker, prefix, size, args.concurrency)
             results.append((groups, seconds, sum(calls.values())))
             by_api = ", ".join(f"{k}={v}" for k, v in sorted(calls.items()))
-            print(f"{groups:>7} {rows:>7} {seconds:>8.2f} {sum(calls.values()):>6} "
-                  f"{1000 * seconds / groups:>12.2f}  {by_api}")
+            print(
+                f"{groups:>7} {rows:>7} {seconds:>8.2f} {sum(calls.values()):>6} "
+                f"{1000 * seconds / groups:>12.2f}  {by_api}"
+            )
         (g_small, s_small, c_small), (g_big, s_big, c_big) = results[0], results[-1]
-        print(f"scaling {g_small}->{g_big} groups (x{g_big / g_small:.0f}): time x{s_big / s_small:.1f}, "
-              f"calls x{c_big / c_small:.1f}; goal {g_big} groups < 30 s: "
-              f"{'met' if s_big < 30 else 'MISSED'} ({s_big:.1f}s)")
+        print(
+            f"scaling {g_small}->{g_big} groups (x{g_big / g_small:.0f}): time x{s_big / s_small:.1f}, "
+            f"calls x{c_big / c_small:.1f}; goal {g_big} groups < 30 s: "
+            f"{'met' if s_big < 30 else 'MISSED'} ({s_big:.1f}s)"
+        )
     finally:
         if started_here:
             brokerctl.stop(kind)

@@ -1,8 +1,8 @@
 """Benchmark: the Spark evaluation of every strategy on 1,000 and 10,000 groups, local and cluster.
 
-Snapshots come from ``lagassign.synthetic.generate_snapshot`` (about 10 members and 100
+Snapshots come from ``lagassign.core.synthetic.generate_snapshot`` (about 10 members and 100
 partitions per group, one group of 10,000 partitions per 2,500 groups, seeded). Each size runs
-through the real ``spark-submit`` (``lagassign.spark.run_spark_evaluation``) in local mode
+through the real ``spark-submit`` (``lagassign.spark.submit.run_spark_evaluation``) in local mode
 (``local[2]``) and on the standalone cluster of ``scripts/spark-cluster`` (two one-core
 workers; started here and stopped afterwards unless it was already running).
 
@@ -32,9 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
 import sparkcluster  # noqa: E402
-from lagassign.evaluation import EvaluationParams, write_params  # noqa: E402
-from lagassign.spark import run_spark_evaluation  # noqa: E402
-from lagassign.synthetic import generate_snapshot  # noqa: E402
+from lagassign.pipeline.evaluation import EvaluationParams, write_params  # noqa: E402
+from lagassign.spark.submit import run_spark_evaluation  # noqa: E402
+from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_scale"
 MASTERS = {"local": "local[2]", "cluster": sparkcluster.MASTER_URL}
@@ -84,7 +84,7 @@ class MemorySampler(threading.Thread):
                 if role is None:
                     continue
                 stat = Path(entry.path, "stat").read_text()
-                fields = stat[stat.rindex(")") + 2:].split()
+                fields = stat[stat.rindex(")") + 2 :].split()
                 started = self.boot + int(fields[19]) / TICKS
                 if started < self.since - 1:
                     continue
@@ -115,7 +115,8 @@ def conf_dir(events: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     events.mkdir(parents=True, exist_ok=True)
     (folder / "spark-defaults.conf").write_text(
-        f"spark.eventLog.enabled true\nspark.eventLog.dir file://{events}\nspark.eventLog.compress false\n")
+        f"spark.eventLog.enabled true\nspark.eventLog.dir file://{events}\nspark.eventLog.compress false\n"
+    )
     return folder
 
 
@@ -166,42 +167,70 @@ def run(mode: str, groups: int, seed: int) -> dict[str, Any]:
         del os.environ["SPARK_CONF_DIR"]
     task = longest_task(events)
     return {
-        "mode": mode, "groups": groups, "evaluated": summary["evaluated"], "failed": summary["failed"],
-        "rows": summary["rows"], "tasks": summary["spark"]["tasks"], "wall_s": round(wall, 1),
-        "job_s": summary["seconds"], "phases": summary["spark"]["phases"],
+        "mode": mode,
+        "groups": groups,
+        "evaluated": summary["evaluated"],
+        "failed": summary["failed"],
+        "rows": summary["rows"],
+        "tasks": summary["spark"]["tasks"],
+        "wall_s": round(wall, 1),
+        "job_s": summary["seconds"],
+        "phases": summary["spark"]["phases"],
         "groups_per_s": round(groups / wall, 1),
-        "driver_mib": peak["driver"] >> 20, "executors_mib": peak["executors"] >> 20,
-        "executor_jvm_mib": peak["executor_jvm"] >> 20, "python_workers_mib": peak["python_workers"] >> 20,
-        "longest_task_s": round(task["seconds"], 1), "longest_task_share": round(task["seconds"] / wall, 3),
+        "driver_mib": peak["driver"] >> 20,
+        "executors_mib": peak["executors"] >> 20,
+        "executor_jvm_mib": peak["executor_jvm"] >> 20,
+        "python_workers_mib": peak["python_workers"] >> 20,
+        "longest_task_s": round(task["seconds"], 1),
+        "longest_task_share": round(task["seconds"] / wall, 3),
     }
 
 
 def report(results: list[dict[str, Any]], sizes: list[int]) -> bool:
-    head = (f"{'mode':8} {'groups':>7} {'tasks':>5} {'wall s':>7} {'groups/s':>8} {'driver MiB':>10} "
-            f"{'exec MiB':>8} {'(jvm+py)':>11} {'longest task':>14}  phases s")
+    head = (
+        f"{'mode':8} {'groups':>7} {'tasks':>5} {'wall s':>7} {'groups/s':>8} {'driver MiB':>10} "
+        f"{'exec MiB':>8} {'(jvm+py)':>11} {'longest task':>14}  phases s"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
         phases = " ".join(f"{k}={v:g}" for k, v in r["phases"].items())
-        print(f"{r['mode']:8} {r['groups']:>7} {r['tasks']:>5} {r['wall_s']:>7.1f} {r['groups_per_s']:>8.1f} "
-              f"{r['driver_mib']:>10} {r['executors_mib']:>8} "
-              f"{r['executor_jvm_mib']:>5}+{r['python_workers_mib']:<5} "
-              f"{r['longest_task_s']:>6.1f} ({r['longest_task_share']:.0%})  {phases}")
+        print(
+            f"{r['mode']:8} {r['groups']:>7} {r['tasks']:>5} {r['wall_s']:>7.1f} {r['groups_per_s']:>8.1f} "
+            f"{r['driver_mib']:>10} {r['executors_mib']:>8} "
+            f"{r['executor_jvm_mib']:>5}+{r['python_workers_mib']:<5} "
+            f"{r['longest_task_s']:>6.1f} ({r['longest_task_share']:.0%})  {phases}"
+        )
     ok = True
     small, big = min(sizes), max(sizes)
     for mode in dict.fromkeys(r["mode"] for r in results):
         by = {r["groups"]: r for r in results if r["mode"] == mode}
         checks = []
         if big in by:
-            checks.append((f"{big} groups under {GOAL_SECONDS:.0f} s", by[big]["wall_s"] < GOAL_SECONDS,
-                           f"{by[big]['wall_s']:.1f} s"))
+            checks.append(
+                (
+                    f"{big} groups under {GOAL_SECONDS:.0f} s",
+                    by[big]["wall_s"] < GOAL_SECONDS,
+                    f"{by[big]['wall_s']:.1f} s",
+                )
+            )
         if small in by and big in by and small != big:
             ratio = by[big]["wall_s"] / by[small]["wall_s"]
-            checks.append((f"{big // 1000}k/{small // 1000}k time ratio under {GOAL_RATIO:g}",
-                           ratio < GOAL_RATIO, f"{ratio:.2f}"))
+            checks.append(
+                (
+                    f"{big // 1000}k/{small // 1000}k time ratio under {GOAL_RATIO:g}",
+                    ratio < GOAL_RATIO,
+                    f"{ratio:.2f}",
+                )
+            )
         worst = max(by.values(), key=lambda r: r["longest_task_share"])
-        checks.append(("no task longer than a third of the run", worst["longest_task_share"] < GOAL_STRAGGLER,
-                       f"max {worst['longest_task_share']:.0%} ({worst['groups']} groups)"))
+        checks.append(
+            (
+                "no task longer than a third of the run",
+                worst["longest_task_share"] < GOAL_STRAGGLER,
+                f"max {worst['longest_task_share']:.0%} ({worst['groups']} groups)",
+            )
+        )
         for name, met, value in checks:
             ok &= met
             print(f"{mode:8} {'MET ' if met else 'MISS'} {name}: {value}")

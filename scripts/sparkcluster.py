@@ -72,13 +72,31 @@ def environment() -> dict[str, str]:
 
 def daemons() -> dict[str, list[str]]:
     """name -> spark-class arguments, master first."""
-    out = {"master": ["org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(PORT),
-                      "--webui-port", str(WEBUI_PORT)]}
+    out = {
+        "master": [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            HOST,
+            "--port",
+            str(PORT),
+            "--webui-port",
+            str(WEBUI_PORT),
+        ]
+    }
     for i in range(1, WORKERS + 1):
         out[f"worker-{i}"] = [
-            "org.apache.spark.deploy.worker.Worker", MASTER_URL, "--host", HOST,
-            "--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY,
-            "--webui-port", str(WEBUI_PORT + i), "--work-dir", str(STATE / f"work-{i}"),
+            "org.apache.spark.deploy.worker.Worker",
+            MASTER_URL,
+            "--host",
+            HOST,
+            "--cores",
+            str(WORKER_CORES),
+            "--memory",
+            WORKER_MEMORY,
+            "--webui-port",
+            str(WEBUI_PORT + i),
+            "--work-dir",
+            str(STATE / f"work-{i}"),
         ]
     return out
 
@@ -115,8 +133,13 @@ def _spawn(name: str, args: list[str]) -> int:
     STATE.mkdir(parents=True, exist_ok=True)
     log = open(STATE / f"{name}.log", "ab")  # noqa: SIM115 - handed to the daemon
     proc = subprocess.Popen(
-        [str(spark_home() / "bin" / "spark-class"), *args], env=environment(), cwd=STATE,
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [str(spark_home() / "bin" / "spark-class"), *args],
+        env=environment(),
+        cwd=STATE,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     log.close()
     _pid_file(name).write_text(f"{proc.pid}\n")
@@ -231,8 +254,17 @@ def main(argv: list[str]) -> int:
         elif command == "status":
             status = master_status()
             running = {n: _read_pid(n) for n in daemons()}
-            print(json.dumps({"master": MASTER_URL, "answers": status is not None,
-                              "alive_workers": alive_workers(status), "pids": running}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "master": MASTER_URL,
+                        "answers": status is not None,
+                        "alive_workers": alive_workers(status),
+                        "pids": running,
+                    },
+                    indent=2,
+                )
+            )
             return 0 if status is not None and alive_workers(status) >= WORKERS else 1
         else:
             print("usage: spark-cluster start|stop|status", file=sys.stderr)

@@ -2,13 +2,13 @@
 
     spark-submit --py-files var/lagassign.zip spark_jobs/evaluate_groups.py PARAMS.json
 
-PARAMS.json (``lagassign.evaluation.EvaluationParams``): {"snapshot": DIR, "out": DIR,
+PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": DIR, "out": DIR,
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
 The three snapshot tables are stacked into one frame and grouped by group; each group goes
-through ``lagassign.spark.evaluate_pandas_group`` (the library: no strategy logic here).
-Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.evaluation``).
+through ``lagassign.spark.submit.evaluate_pandas_group`` (the library: no strategy logic here).
+Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``).
 
 Big groups must not straggle: the groups are hashed over many tasks (8 per core by default),
 and within each task the biggest groups run first (the grouping key starts with minus the
@@ -23,17 +23,24 @@ import time
 from pathlib import Path
 
 import lagassign
-from lagassign.evaluation import (
+from lagassign.pipeline.evaluation import load_params
+from lagassign.spark.submit import STACKED_COLUMNS, default_output_files, default_partitions, group_evaluator
+from lagassign.tables.evaluations import (
     EVALUATIONS,
     EvaluationError,
     clear_output,
-    load_params,
     make_summary,
     spark_ddl,
     write_summary,
 )
-from lagassign.snapshot import GROUP_COLUMNS, GROUPS, MEMBER_COLUMNS, MEMBERS, PARTITION_COLUMNS, PARTITIONS
-from lagassign.spark import STACKED_COLUMNS, default_output_files, default_partitions, group_evaluator
+from lagassign.tables.snapshot import (
+    GROUP_COLUMNS,
+    GROUPS,
+    MEMBER_COLUMNS,
+    MEMBERS,
+    PARTITION_COLUMNS,
+    PARTITIONS,
+)
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -58,11 +65,20 @@ def stacked(spark: SparkSession, folder: Path) -> tuple[DataFrame, int]:
     as_json = {"ignoreNullFields": "false"}
     frames = [
         groups.select("group", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
-        parts.select("group", F.lit("p").alias("_row"), "topic",
-                     *(F.col(c).cast("string").alias(c) for c in ("partition", "begin", "end", "committed"))),
-        members.select("group", F.lit("m").alias("_row"), "member_id", "instance_id",
-                       F.to_json("topics", as_json).alias("topics"),
-                       F.to_json("assignment", as_json).alias("assignment")),
+        parts.select(
+            "group",
+            F.lit("p").alias("_row"),
+            "topic",
+            *(F.col(c).cast("string").alias(c) for c in ("partition", "begin", "end", "committed")),
+        ),
+        members.select(
+            "group",
+            F.lit("m").alias("_row"),
+            "member_id",
+            "instance_id",
+            F.to_json("topics", as_json).alias("topics"),
+            F.to_json("assignment", as_json).alias("assignment"),
+        ),
     ]
     out = frames[0]
     for frame in frames[1:]:
@@ -106,22 +122,40 @@ def main(argv: list[str]) -> int:
         lap("evaluate")
 
         failed = F.when(F.col("error").isNotNull(), F.struct("group", "error"))
-        check = spark.read.parquet(target).agg(
-            F.count(F.lit(1)), F.count_distinct("group"), F.collect_list(failed)).first()
+        check = (
+            spark.read.parquet(target)
+            .agg(F.count(F.lit(1)), F.count_distinct("group"), F.collect_list(failed))
+            .first()
+        )
         n_rows, n_groups, failures = check[0], check[1], [f.asDict() for f in check[2]]
-        executor_lib = spark.sparkContext.parallelize([0], 1).map(
-            lambda _: __import__("lagassign").__file__).first()
+        executor_lib = (
+            spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("lagassign").__file__).first()
+        )
         lap("check")
         summary = make_summary(
-            "spark", n_groups, params.names(), failures, n_rows, time.monotonic() - started,
-            snapshot=str(snapshot), options={k: v for k, v in params.options().items() if v is not None},
-            spark={"master": spark.sparkContext.master, "version": spark.version, "tasks": tasks,
-                   "output_files": files, "library_driver": lagassign.__file__,
-                   "library_executors": executor_lib, "phases": phases},
+            "spark",
+            n_groups,
+            params.names(),
+            failures,
+            n_rows,
+            time.monotonic() - started,
+            snapshot=str(snapshot),
+            options={k: v for k, v in params.options().items() if v is not None},
+            spark={
+                "master": spark.sparkContext.master,
+                "version": spark.version,
+                "tasks": tasks,
+                "output_files": files,
+                "library_driver": lagassign.__file__,
+                "library_executors": executor_lib,
+                "phases": phases,
+            },
         )
         write_summary(out, summary)
-        print(f"lagassign: evaluated {n_groups} groups ({len(failures)} failed), {n_rows} rows "
-              f"-> {out} in {summary['seconds']} s")
+        print(
+            f"lagassign: evaluated {n_groups} groups ({len(failures)} failed), {n_rows} rows "
+            f"-> {out} in {summary['seconds']} s"
+        )
     finally:
         spark.stop()
     return 0

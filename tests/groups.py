@@ -1,6 +1,6 @@
 """Generated consumer groups (hypothesis strategies producing case objects) and checks on results.
 
-A case follows DESIGN.md's contract, so every generated group also goes through validation.
+A case follows the contract in docs/ARCHITECTURE.md, so every generated group also goes through validation.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from hypothesis import strategies as st
-from lagassign.model import GroupSnapshot, TopicPartition
+from lagassign.core.model import GroupSnapshot, TopicPartition
 
 # Short ids over a small alphabet: collisions in prefixes and case make the sort order matter.
 member_ids = st.text(alphabet="abAB019-", min_size=1, max_size=4)

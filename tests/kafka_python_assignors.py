@@ -17,7 +17,7 @@ with warnings.catch_warnings():  # kafka-python 3.0.12 uses deprecated importlib
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
     from kafka.structs import TopicPartition as KafkaTopicPartition
-from lagassign.model import GroupSnapshot, TopicPartition
+from lagassign.core.model import GroupSnapshot, TopicPartition
 
 ASSIGNORS = {
     "range": RangePartitionAssignor,

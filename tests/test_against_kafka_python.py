@@ -9,8 +9,8 @@ from groups import cases, kafka_balance_violation, moved, owned_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_python_assignors import kafka_python_assign
-from lagassign.case import parse_case
-from lagassign.strategies import get_strategy
+from lagassign.core.case import parse_case
+from lagassign.core.strategies import get_strategy
 
 
 @given(case=cases(max_members=8, max_topics=5, max_partitions=9, owned=False))

@@ -6,7 +6,7 @@ import copy
 
 import lagassign
 import pytest
-from lagassign.errors import LagassignError
+from lagassign.core.errors import LagassignError
 
 GOOD = {
     "group": "g1",

@@ -11,37 +11,55 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lagassign import assign
-from lagassign.errors import LagassignError
+from lagassign.core.errors import LagassignError
 
 # The installed console script, as a user runs it (conftest's runner cannot be imported here:
 # tests/kafka has a conftest module of its own).
 LAGASSIGN = str(Path(sys.executable).parent / "lagassign")
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True),
-                    st.text(max_size=4))
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True), st.text(max_size=4)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 def _member(id_, topics, owned):
     return {"id": id_, "topics": topics, "owned": owned}
 
 
-members = st.lists(st.one_of(
+members = st.lists(
+    st.one_of(
+        values,
+        st.builds(
+            _member,
+            st.one_of(st.sampled_from(["C0", "C1", ""]), values),
+            st.one_of(st.just(["t0"]), values),
+            st.one_of(st.just([["t0", 0]]), values),
+        ),
+    ),
+    max_size=3,
+)
+partitions = st.lists(
+    st.one_of(
+        values,
+        st.fixed_dictionaries(
+            {"topic": st.one_of(st.just("t0"), values), "partition": st.one_of(st.integers(-1, 2), values)},
+            optional={"lag": values, "begin": values, "end": values, "committed": values},
+        ),
+    ),
+    max_size=4,
+)
+cases = st.one_of(
     values,
-    st.builds(_member, st.one_of(st.sampled_from(["C0", "C1", ""]), values),
-              st.one_of(st.just(["t0"]), values), st.one_of(st.just([["t0", 0]]), values)),
-), max_size=3)
-partitions = st.lists(st.one_of(
-    values,
-    st.fixed_dictionaries({"topic": st.one_of(st.just("t0"), values),
-                           "partition": st.one_of(st.integers(-1, 2), values)},
-                          optional={"lag": values, "begin": values, "end": values, "committed": values}),
-), max_size=4)
-cases = st.one_of(values, st.fixed_dictionaries(
-    {"members": members, "partitions": partitions},
-    optional={"group": values, "auto_offset_reset": st.one_of(st.sampled_from(["latest", "x"]), values)},
-))
+    st.fixed_dictionaries(
+        {"members": members, "partitions": partitions},
+        optional={"group": values, "auto_offset_reset": st.one_of(st.sampled_from(["latest", "x"]), values)},
+    ),
+)
 
 
 @settings(max_examples=300)
@@ -59,8 +77,14 @@ def test_assign_never_raises_anything_but_a_lagassign_error(case, strategy):
 @given(cases)
 def test_cli_answers_malformed_cases_with_one_line_and_no_traceback(case):
     text = json.dumps(case, allow_nan=True)
-    result = subprocess.run([LAGASSIGN, "assign", "--strategy", "lag", "-"], input=text,
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [LAGASSIGN, "assign", "--strategy", "lag", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert "Traceback" not in result.stderr
     if result.returncode != 0:
         assert result.returncode == 2 and result.stderr.count("\n") == 1

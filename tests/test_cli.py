@@ -1,4 +1,4 @@
-"""The ``assign`` and ``evaluate`` commands: output shapes of DESIGN.md's contract."""
+"""The ``assign`` and ``evaluate`` commands: output shapes of the contract in docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import lagassign
 import pytest
-from lagassign.strategies import strategy_names
+from lagassign.core.strategies import strategy_names
 
 METRIC_KEYS = {
     "lag", "count", "max_lag", "mean_lag", "imbalance", "lag_spread",
-    "count_spread", "moves", "lower_bound_max_lag",
+    "count_spread", "moves", "lower_bound_max_lag", "balanced_lower_bound_max_lag", "optimal",
 }  # fmt: skip
 
 # Mixed subscriptions, an unowned partition, offsets and lags: every optional part of a case.

@@ -18,21 +18,10 @@ from pathlib import Path
 import lagassign
 import pyarrow.parquet as pq
 import pytest
-from lagassign.evaluation import (
-    EVALUATIONS,
-    SUMMARY,
-    EvaluationError,
-    EvaluationParams,
-    arrow_schema,
-    evaluate_snapshot,
-    evaluation_rows,
-    load_params,
-    read_evaluations,
-    read_summary,
-    write_evaluations,
-    write_params,
-)
-from lagassign.spark import (
+from lagassign.core.results import GroupEvaluation
+from lagassign.core.synthetic import SHAPES, generate_case
+from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
+from lagassign.spark.submit import (
     JAVA_HOME,
     build_pyfiles,
     default_partitions,
@@ -41,7 +30,17 @@ from lagassign.spark import (
     spark_submit_settings,
     submit_command,
 )
-from lagassign.synthetic import SHAPES, generate_case, write_snapshot
+from lagassign.tables.evaluations import (
+    EVALUATIONS,
+    SUMMARY,
+    EvaluationError,
+    arrow_schema,
+    evaluation_rows,
+    read_evaluations,
+    read_summary,
+    write_evaluations,
+)
+from lagassign.tables.synthetic import write_snapshot
 
 INVALID, FAILED, EARLIEST, HUGE = "g-invalid", "g-failed", "g-earliest", "g-huge-offsets"
 SNAPSHOT_ERROR = "committed offsets: KafkaError{code=_TIMED_OUT}"
@@ -49,18 +48,45 @@ SNAPSHOT_ERROR = "committed offsets: KafkaError{code=_TIMED_OUT}"
 
 def _cases() -> list[dict]:
     rng = random.Random(20261122)
-    sizes = [(1, 1), (1, 6), (2, 3), (3, 10), (4, 4), (5, 64), (8, 30), (13, 120), (30, 300), (6, 7),
-             (2, 50), (10, 10), (7, 90), (3, 3), (9, 200), (4, 17)]
+    sizes = [
+        (1, 1),
+        (1, 6),
+        (2, 3),
+        (3, 10),
+        (4, 4),
+        (5, 64),
+        (8, 30),
+        (13, 120),
+        (30, 300),
+        (6, 7),
+        (2, 50),
+        (10, 10),
+        (7, 90),
+        (3, 3),
+        (9, 200),
+        (4, 17),
+    ]
     cases = []
     for i, (members, partitions) in enumerate(sizes):
-        cases.append(generate_case(
-            rng, members, partitions, SHAPES[i % len(SHAPES)], mixed=i % 3 == 0,
-            owned=("range", "random", None)[i % 3], group=f"g{i:02d}",
-        ))
+        cases.append(
+            generate_case(
+                rng,
+                members,
+                partitions,
+                SHAPES[i % len(SHAPES)],
+                mixed=i % 3 == 0,
+                owned=("range", "random", None)[i % 3],
+                group=f"g{i:02d}",
+            )
+        )
     invalid = generate_case(rng, 3, 9, "lognormal", group=INVALID)
-    invalid["partitions"][4] = {"topic": invalid["partitions"][4]["topic"],
-                                "partition": invalid["partitions"][4]["partition"],
-                                "begin": 0, "end": None, "committed": None}
+    invalid["partitions"][4] = {
+        "topic": invalid["partitions"][4]["topic"],
+        "partition": invalid["partitions"][4]["partition"],
+        "begin": 0,
+        "end": None,
+        "committed": None,
+    }
     failed = generate_case(rng, 2, 4, "zipf", group=FAILED)
     earliest = generate_case(rng, 3, 8, "lognormal", topics=2, group=EARLIEST)
     earliest["auto_offset_reset"] = "earliest"
@@ -87,17 +113,27 @@ def snapshot_dir(tmp_path_factory, cases) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local(snapshot_dir) -> list[dict]:
+def evaluated(snapshot_dir) -> list[GroupEvaluation]:
     return evaluate_snapshot(snapshot_dir)
+
+
+@pytest.fixture(scope="module")
+def local(evaluated) -> list[dict]:
+    """The evaluations in their contract form (``lagassign evaluate --json``'s objects)."""
+    return as_dicts(evaluated)
+
+
+def as_dicts(evaluations) -> list[dict]:
+    return [e.to_dict() for e in evaluations]
 
 
 # -- in-process -----------------------------------------------------------------------------------
 
 
 def test_synthetic_snapshot_has_the_kafka_edges_schema(snapshot_dir):
-    from lagassign.kafka.snapshot import _arrow_schemas
+    from lagassign.tables.snapshot import arrow_schemas
 
-    for name, schema in _arrow_schemas().items():
+    for name, schema in arrow_schemas().items():
         assert pq.read_schema(snapshot_dir / name).remove_metadata() == schema
     manifest = json.loads((snapshot_dir / "manifest.json").read_text())
     assert manifest["counts"]["groups"] == 20 and manifest["failed"][0]["group"] == FAILED
@@ -133,7 +169,7 @@ def test_huge_offsets_stay_exact(local):
 
 
 def test_strategies_and_options_are_passed_on(snapshot_dir):
-    got = evaluate_snapshot(snapshot_dir, ["lag-optimal", "current"], max_moves=2)
+    got = as_dicts(evaluate_snapshot(snapshot_dir, ["lag-optimal", "current"], max_moves=2))
     for e in got:
         if "error" not in e:
             assert [r["strategy"] for r in e["results"]] == ["lag-optimal", "current"]
@@ -147,9 +183,9 @@ def test_progress_reports_each_group(snapshot_dir):
     assert [s[0] for s in seen] == list(range(1, 21)) and {s[1] for s in seen} == {20}
 
 
-def test_round_trip_through_parquet(tmp_path, local):
-    summary = write_evaluations(local, tmp_path / "ev", seconds=1.25)
-    assert read_evaluations(tmp_path / "ev") == local
+def test_round_trip_through_parquet(tmp_path, evaluated):
+    summary = write_evaluations(evaluated, tmp_path / "ev", seconds=1.25)
+    assert read_evaluations(tmp_path / "ev") == evaluated
     part = tmp_path / "ev" / EVALUATIONS / "part-00000.parquet"
     assert pq.read_schema(part).remove_metadata() == arrow_schema()
     assert summary == read_summary(tmp_path / "ev")
@@ -160,29 +196,29 @@ def test_round_trip_through_parquet(tmp_path, local):
     assert [f["group"] for f in summary["failures"]] == [FAILED, INVALID]
 
 
-def test_rows_carry_the_metrics_as_columns(local):
-    ev = next(e for e in local if "error" not in e and e["best"])
+def test_rows_carry_the_metrics_as_columns_and_the_result_in_its_json_form(evaluated):
+    ev = next(e for e in evaluated if e.error is None and e.best)
     rows = evaluation_rows(ev)
     best = [r for r in rows if r["best"]]
-    assert [r["strategy"] for r in best] == [ev["best"]]
-    for row, result in zip(rows, ev["results"], strict=True):
-        if "metrics" in result:
-            assert row["max_lag"] == result["metrics"]["max_lag"]
-            assert row["imbalance"] == result["metrics"]["imbalance"]
-            assert json.loads(row["assignment_json"]) == result["assignment"]
+    assert [r["strategy"] for r in best] == [ev.best]
+    for row, result in zip(rows, ev.results, strict=True):
+        assert json.loads(row["result_json"]) == result.to_dict()
+        if result.metrics:
+            assert row["max_lag"] == result.metrics["max_lag"]
+            assert row["imbalance"] == result.metrics["imbalance"]
 
 
-def test_rewriting_replaces_and_incomplete_output_is_refused(tmp_path, local):
+def test_rewriting_replaces_and_incomplete_output_is_refused(tmp_path, evaluated):
     out = tmp_path / "ev"
-    write_evaluations(local, out)
-    write_evaluations(local[:3], out)
-    assert read_evaluations(out) == local[:3]
+    write_evaluations(evaluated, out)
+    write_evaluations(evaluated[:3], out)
+    assert read_evaluations(out) == evaluated[:3]
     (out / SUMMARY).unlink()
     with pytest.raises(EvaluationError, match="did not complete"):
         read_evaluations(out)
 
 
-def test_executor_function_equals_in_process(snapshot_dir, local):
+def test_executor_function_equals_in_process(snapshot_dir, evaluated):
     """``evaluate_pandas_group`` on one group's stacked rows, as the Spark job hands them over
     (offsets as strings, nested columns as JSON), without Spark."""
     import pandas as pd
@@ -191,13 +227,28 @@ def test_executor_function_equals_in_process(snapshot_dir, local):
     parts = [r for r in pq.read_table(snapshot_dir / "partitions.parquet").to_pylist() if r["group"] == group]
     members = [r for r in pq.read_table(snapshot_dir / "members.parquet").to_pylist() if r["group"] == group]
     rows = [{"group": group, "_row": "g", "auto_offset_reset": "latest", "error": None}]
-    rows += [{"group": group, "_row": "p", "topic": p["topic"],
-              **{k: None if p[k] is None else str(p[k]) for k in ("partition", "begin", "end", "committed")}}
-             for p in reversed(parts)]
-    rows += [{"group": group, "_row": "m", "member_id": m["member_id"], "instance_id": None,
-              "topics": json.dumps(m["topics"]), "assignment": json.dumps(m["assignment"])} for m in members]
+    rows += [
+        {
+            "group": group,
+            "_row": "p",
+            "topic": p["topic"],
+            **{k: None if p[k] is None else str(p[k]) for k in ("partition", "begin", "end", "committed")},
+        }
+        for p in reversed(parts)
+    ]
+    rows += [
+        {
+            "group": group,
+            "_row": "m",
+            "member_id": m["member_id"],
+            "instance_id": None,
+            "topics": json.dumps(m["topics"]),
+            "assignment": json.dumps(m["assignment"]),
+        }
+        for m in members
+    ]
     out = evaluate_pandas_group(pd.DataFrame(rows), lagassign.strategy_names(), {})
-    expected = evaluation_rows(next(e for e in local if e["group"] == group))
+    expected = evaluation_rows(next(e for e in evaluated if e.group == group))
     assert out.to_dict("records") == expected
 
 
@@ -207,8 +258,9 @@ def test_executor_function_equals_in_process(snapshot_dir, local):
 def test_params_file(tmp_path):
     path = tmp_path / "p.json"
     # the shape the DAG's start task writes
-    path.write_text(json.dumps({"snapshot": "snap", "out": "/abs/ev", "strategies": ["lag", "current"],
-                                "max_moves": 5}))
+    path.write_text(
+        json.dumps({"snapshot": "snap", "out": "/abs/ev", "strategies": ["lag", "current"], "max_moves": 5})
+    )
     params = load_params(path)
     assert params.snapshot == str(tmp_path / "snap") and params.out == "/abs/ev"
     assert params.names() == ["lag", "current"] and params.options()["max_moves"] == 5
@@ -250,7 +302,7 @@ def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
     zip_path = build_pyfiles(tmp_path / "lagassign.zip")
     stamp = zip_path.stat().st_mtime_ns
     assert build_pyfiles(zip_path).stat().st_mtime_ns == stamp
-    code = "import lagassign.evaluation, lagassign.spark; print(lagassign.__file__)"
+    code = "import lagassign.pipeline.evaluation, lagassign.spark.submit; print(lagassign.__file__)"
     env = {**os.environ, "PYTHONPATH": str(zip_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(zip_path / "lagassign" / "__init__.py")
@@ -273,16 +325,17 @@ def spark_out(tmp_path_factory, snapshot_dir) -> Path:
     if not Path(JAVA_HOME).is_dir() and not os.environ.get("JAVA_HOME"):
         pytest.skip("no Java 17 for Spark")
     out = tmp_path_factory.mktemp("spark") / "evaluations"
-    params = write_params(EvaluationParams(str(snapshot_dir), str(out), **SPARK_OPTIONS),
-                          out.parent / "params.json")
+    params = write_params(
+        EvaluationParams(str(snapshot_dir), str(out), **SPARK_OPTIONS), out.parent / "params.json"
+    )
     run_spark_evaluation(params, master="local[2]", timeout=600)
     return out
 
 
 @pytest.mark.spark
 def test_spark_job_equals_in_process(spark_out, snapshot_dir):
-    expected = evaluate_snapshot(snapshot_dir, **SPARK_OPTIONS)
-    got = read_evaluations(spark_out)
+    expected = as_dicts(evaluate_snapshot(snapshot_dir, **SPARK_OPTIONS))
+    got = as_dicts(read_evaluations(spark_out))
     assert [e["group"] for e in got] == [e["group"] for e in expected]
     for g, e in zip(got, expected, strict=True):
         if "error" in e:

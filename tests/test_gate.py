@@ -9,22 +9,36 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lagassign.api import evaluate
-from lagassign.errors import LagassignError
-from lagassign.gate import EvaluationShapeError, GateConfigError, GateDecision, decide, decide_all
+from lagassign.core.errors import LagassignError
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import EvaluationShapeError, GateConfigError, GateDecision, decide, decide_all
 
 
 def res(strategy: str, max_lag: int, moves: int = 0, imbalance: float = 1.0, **extra: Any) -> dict[str, Any]:
     """A strategy result in evaluate_group's shape (only the metrics the gate reads matter)."""
-    metrics = {"lag": {}, "count": {}, "max_lag": max_lag, "mean_lag": max_lag / imbalance,
-               "imbalance": imbalance, "lag_spread": 0, "count_spread": 0, "moves": moves,
-               "lower_bound_max_lag": 0}
+    metrics = {
+        "lag": {},
+        "count": {},
+        "max_lag": max_lag,
+        "mean_lag": max_lag / imbalance,
+        "imbalance": imbalance,
+        "lag_spread": 0,
+        "count_spread": 0,
+        "moves": moves,
+        "lower_bound_max_lag": 0,
+    }
     return {"strategy": strategy, "assignment": {}, "metrics": metrics, **extra}
 
 
 def ev(*results: dict[str, Any], group: str = "g1") -> dict[str, Any]:
-    return {"group": group, "members": 2, "partitions": 4, "best": None, "lower_bound_max_lag": 0,
-            "results": list(results)}
+    return {
+        "group": group,
+        "members": 2,
+        "partitions": 4,
+        "best": None,
+        "lower_bound_max_lag": 0,
+        "results": list(results),
+    }
 
 
 CURRENT = res("current", 1_000_000, moves=0, imbalance=1.5)
@@ -80,8 +94,15 @@ def test_no_improvement_stops_even_with_zero_minimum() -> None:
 
 
 def test_best_is_lowest_max_lag_then_fewest_moves_then_evaluation_order() -> None:
-    d = decide(ev(CURRENT, res("a", 500, moves=9), res("b", 400, moves=9), res("c", 400, moves=3),
-                  res("d", 400, moves=3)))
+    d = decide(
+        ev(
+            CURRENT,
+            res("a", 500, moves=9),
+            res("b", 400, moves=9),
+            res("c", 400, moves=3),
+            res("d", 400, moves=3),
+        )
+    )
     assert d.chosen == "c" and d.moves == 3
 
 
@@ -148,24 +169,34 @@ def test_unconsumed_partitions_without_a_complete_plan_stop() -> None:
     current = res("current", 0, imbalance=1.0, unassigned=[["t", 0]])
     d = decide(ev(current, res("lag", 10, moves=3)), max_moves=1)
     assert not d.go
-    assert d.reason == ("current assignment leaves 1 partition unconsumed, but no candidate within "
-                        "max_moves 1 (fewest: lag with 3 moves)")
+    assert d.reason == (
+        "current assignment leaves 1 partition unconsumed, but no candidate within "
+        "max_moves 1 (fewest: lag with 3 moves)"
+    )
 
 
 def test_real_evaluation_of_a_case() -> None:
     """Through the real strategies: a skewed group goes, and the chosen plan is the best complete one."""
     case = {
-        "group": "orders", "auto_offset_reset": "earliest",
-        "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-                    {"id": "C1", "topics": ["t"], "owned": [["t", 3]]}],
-        "partitions": [{"topic": "t", "partition": i, "lag": lag}
-                       for i, lag in enumerate([900_000, 85_738, 100, 392_358])],
+        "group": "orders",
+        "auto_offset_reset": "earliest",
+        "members": [
+            {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
+            {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
+        ],
+        "partitions": [
+            {"topic": "t", "partition": i, "lag": lag}
+            for i, lag in enumerate([900_000, 85_738, 100, 392_358])
+        ],
     }
     e = evaluate(case)
     d = decide(e)
     current = next(r for r in e["results"] if r["strategy"] == "current")["metrics"]
-    complete = [r["metrics"]["max_lag"] for r in e["results"]
-                if r["strategy"] != "current" and "metrics" in r and "unassigned" not in r]
+    complete = [
+        r["metrics"]["max_lag"]
+        for r in e["results"]
+        if r["strategy"] != "current" and "metrics" in r and "unassigned" not in r
+    ]
     assert d.go and d.group == "orders"
     assert d.current_max_lag == current["max_lag"] == 985_838
     assert d.chosen_max_lag == min(complete) == 900_100
@@ -221,10 +252,15 @@ def test_decide_all_keeps_order_and_validates_once() -> None:
 _names = st.sampled_from(["range", "sticky", "fair", "lag", "lag-aware", "lag-optimal"])
 _result = st.builds(
     lambda name, lag, moves, incomplete, refused: (
-        {"strategy": name, "refused": "no"} if refused
+        {"strategy": name, "refused": "no"}
+        if refused
         else res(name, lag, moves=moves, **({"unassigned": [["t", 0]]} if incomplete else {}))
     ),
-    _names, st.integers(0, 10**9), st.integers(0, 50), st.booleans(), st.booleans(),
+    _names,
+    st.integers(0, 10**9),
+    st.integers(0, 50),
+    st.booleans(),
+    st.booleans(),
 )
 
 
@@ -239,15 +275,25 @@ _result = st.builds(
     max_moves=st.none() | st.integers(0, 50),
 )
 def test_go_respects_every_rule(
-    cur_lag: int, cur_imb: float, cur_unconsumed: bool, others: list[dict[str, Any]],
-    threshold: float, min_improvement: float, max_moves: int | None,
+    cur_lag: int,
+    cur_imb: float,
+    cur_unconsumed: bool,
+    others: list[dict[str, Any]],
+    threshold: float,
+    min_improvement: float,
+    max_moves: int | None,
 ) -> None:
     extra = {"unassigned": [["t", 9]]} if cur_unconsumed else {}
     current = res("current", cur_lag, imbalance=cur_imb, **extra)
     d = decide(ev(current, *others), threshold, min_improvement, max_moves)
     assert isinstance(d, GateDecision) and d.reason and "\n" not in d.reason
-    eligible = [r for r in others if "metrics" in r and "unassigned" not in r
-                and (max_moves is None or r["metrics"]["moves"] <= max_moves)]
+    eligible = [
+        r
+        for r in others
+        if "metrics" in r
+        and "unassigned" not in r
+        and (max_moves is None or r["metrics"]["moves"] <= max_moves)
+    ]
     if eligible:
         best = min(r["metrics"]["max_lag"] for r in eligible)
         assert d.chosen_max_lag == best

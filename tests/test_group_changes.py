@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from lagassign.snapshot import describe_changes
+from lagassign.tables.snapshot import describe_changes
 
 
 def _case(members, partitions):
-    return {"members": [{"id": m, "topics": t} for m, t in members.items()],
-            "partitions": [{"topic": t, "partition": p, "lag": 5} for t, p in partitions]}
+    return {
+        "members": [{"id": m, "topics": t} for m, t in members.items()],
+        "partitions": [{"topic": t, "partition": p, "lag": 5} for t, p in partitions],
+    }
 
 
 BEFORE = _case({"a": ["t0", "t1"], "b": ["t0", "t1"]}, [("t0", 0), ("t0", 1), ("t1", 0)])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lagassign.case import parse_case
-from lagassign.errors import CaseError
-from lagassign.lag import partition_lag
+from lagassign.core.case import parse_case
+from lagassign.core.errors import CaseError
+from lagassign.core.lag import partition_lag
 
 
 @pytest.mark.parametrize(

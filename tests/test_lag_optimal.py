@@ -10,11 +10,11 @@ from groups import brute_force_min_max_lag, cases, check_valid, kafka_balance_vi
 from hypothesis import given
 from hypothesis import strategies as st
 from lagassign import assign
-from lagassign.case import parse_case
-from lagassign.errors import StrategyOptionError, StrategyRefusedError
-from lagassign.scoring import score
-from lagassign.strategies import get_strategy
-from lagassign.strategies.lag_optimal import meets_count_guarantee
+from lagassign.core.case import parse_case
+from lagassign.core.errors import StrategyOptionError, StrategyRefusedError
+from lagassign.core.scoring import score
+from lagassign.core.strategies import get_strategy
+from lagassign.core.strategies.lag_optimal import meets_count_guarantee
 
 
 def _run(case, **options):
@@ -129,11 +129,13 @@ def test_complaint_stickiness_a_balanced_group_is_left_alone():
     rng = random.Random(5)
     lags = [rng.randint(0, 1000) for _ in range(12)]
     layout = get_strategy("lag-optimal").assign(
-        parse_case({
-            "group": "g",
-            "members": [{"id": m, "topics": ["t"]} for m in "abc"],
-            "partitions": [{"topic": "t", "partition": p, "lag": x} for p, x in enumerate(lags)],
-        })
+        parse_case(
+            {
+                "group": "g",
+                "members": [{"id": m, "topics": ["t"]} for m in "abc"],
+                "partitions": [{"topic": "t", "partition": p, "lag": x} for p, x in enumerate(lags)],
+            }
+        )
     )
     case = {
         "group": "g",

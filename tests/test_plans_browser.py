@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lagassign.api import evaluate
-from lagassign.gate import decide_all
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 
 pytestmark = pytest.mark.browser
@@ -35,8 +35,15 @@ REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACT = REPO / "artifacts" / "plans-page.png"
 PASSWORD = "secret-for-tests"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _in_ci() -> bool:
@@ -57,6 +64,7 @@ def _free_port() -> int:
 
 def _get(url: str, accept: str, **headers: str) -> tuple[int, dict[str, str], str]:
     """GET without following redirects: status, headers, body."""
+
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: object, **kwargs: object) -> None:
             return None
@@ -76,8 +84,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
     db_url = f"sqlite:///{home / 'lagassign.db'}"
     case = json.loads((REPO / "examples" / "skewed-group.json").read_text())
     with AuditStore(db_url) as store:
-        plan_id = store.start_plan("manual", triggered_by="alice", dag_id="lagassign_rebalance",
-                                   run_id="manual__test", parameters={"threshold": 1.1, "apply": False})
+        plan_id = store.start_plan(
+            "manual",
+            triggered_by="alice",
+            dag_id="lagassign_rebalance",
+            run_id="manual__test",
+            parameters={"threshold": 1.1, "apply": False},
+        )
         evaluation = evaluate(case)
         store.record_evaluations(plan_id, [evaluation])
         store.record_decisions(plan_id, decide_all([evaluation]))
@@ -91,8 +104,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__AUTH_MANAGER":
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+        "AIRFLOW__CORE__AUTH_MANAGER": (
+            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
+        ),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
@@ -103,8 +117,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
     airflow = str(Path(sys.executable).parent / "airflow")
     subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=120)
     log = (home / "api-server.log").open("w")
-    proc = subprocess.Popen([airflow, "api-server", "--port", str(port), "--host", "127.0.0.1"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [airflow, "api-server", "--port", str(port), "--host", "127.0.0.1"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -130,8 +149,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
 
 def test_no_plan_data_without_login(server: dict[str, object]) -> None:
     base, plan_id, group = server["base"], server["plan_id"], str(server["group"])
-    for path in ("/lagassign/plans", f"/lagassign/plans/{plan_id}", f"/lagassign/plans/{plan_id}.json",
-                 "/lagassign/plans.json"):
+    for path in (
+        "/lagassign/plans",
+        f"/lagassign/plans/{plan_id}",
+        f"/lagassign/plans/{plan_id}.json",
+        "/lagassign/plans.json",
+    ):
         status, headers, body = _get(f"{base}{path}", "application/json")
         assert status == 401, (path, status, body)
         assert group not in body
@@ -162,8 +185,10 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             page.set_default_timeout(20_000)
             # Any request that leaves the test server fails the test: nothing loads from the internet.
             outside: list[str] = []
-            page.on("request", lambda r: None if r.url.startswith((base, "data:", "about:"))
-                    else outside.append(r.url))
+            page.on(
+                "request",
+                lambda r: None if r.url.startswith((base, "data:", "about:")) else outside.append(r.url),
+            )
 
             page.goto(f"{base}/lagassign/plans")  # not logged in: Airflow's login page
             page.wait_for_url("**/auth/login**")

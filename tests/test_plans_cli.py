@@ -12,23 +12,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lagassign.api import evaluate
 from lagassign.cli import main
-from lagassign.gate import decide_all
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 ORDERS = {
-    "group": "orders", "auto_offset_reset": "earliest",
-    "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-                {"id": "C1", "topics": ["t"], "owned": [["t", 3]]}],
-    "partitions": [{"topic": "t", "partition": i, "lag": lag}
-                   for i, lag in enumerate([900_000, 85_738, 100, 392_358])],
+    "group": "orders",
+    "auto_offset_reset": "earliest",
+    "members": [
+        {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
+        {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
+    ],
+    "partitions": [
+        {"topic": "t", "partition": i, "lag": lag} for i, lag in enumerate([900_000, 85_738, 100, 392_358])
+    ],
 }
 CALM = {
-    "group": "calm", "auto_offset_reset": "earliest",
-    "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0]]},
-                {"id": "C1", "topics": ["t"], "owned": [["t", 1]]}],
+    "group": "calm",
+    "auto_offset_reset": "earliest",
+    "members": [
+        {"id": "C0", "topics": ["t"], "owned": [["t", 0]]},
+        {"id": "C1", "topics": ["t"], "owned": [["t", 1]]},
+    ],
     "partitions": [{"topic": "t", "partition": 0, "lag": 100}, {"topic": "t", "partition": 1, "lag": 101}],
 }
 
@@ -42,9 +49,14 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         failed = store.start_plan("scheduled", dag_id="lagassign_daily", run_id="scheduled__1", created_at=T0)
         store.finish_plan(failed, "failed", error="snapshot: coordinator not available")
         manual = store.start_plan(
-            "manual", "alice", dag_id="lagassign_rebalance", run_id="manual__2",
-            parameters={"threshold": 1.1, "apply": True}, snapshot_uri="/snapshots/2",
-            snapshot_at=T0 + timedelta(days=1), created_at=T0 + timedelta(days=1, hours=1),
+            "manual",
+            "alice",
+            dag_id="lagassign_rebalance",
+            run_id="manual__2",
+            parameters={"threshold": 1.1, "apply": True},
+            snapshot_uri="/snapshots/2",
+            snapshot_at=T0 + timedelta(days=1),
+            created_at=T0 + timedelta(days=1, hours=1),
         )
         evaluations = [evaluate(ORDERS), evaluate(CALM)]
         store.record_evaluations(manual, [*evaluations, {"group": "broken", "error": "offsets unreadable"}])
@@ -68,7 +80,16 @@ def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.Capture
     assert rc == 0 and err == ""
     header, *rows = out.splitlines()
     assert header.split() == [
-        "id", "created", "(UTC)", "status", "trigger", "groups", "go", "published", "dag", "run"
+        "id",
+        "created",
+        "(UTC)",
+        "status",
+        "trigger",
+        "groups",
+        "go",
+        "published",
+        "dag",
+        "run",
     ]
     assert [r.split()[0] for r in rows] == [str(db["manual"]), str(db["failed"])]
     assert "2026-05-02 07:00:00  succeeded  manual by alice" in rows[0]
@@ -173,8 +194,12 @@ def test_missing_store_is_an_error_and_is_not_created(
 ) -> None:
     path = tmp_path / "nope" / "audit.db"
     rc, _, err = run(capsys, "plans", "list", "--db", f"sqlite:///{path}")
-    assert rc == 2 and err == f"lagassign: error: no lagassign audit store at {path} " \
+    assert (
+        rc == 2
+        and err
+        == f"lagassign: error: no lagassign audit store at {path} "
         "(set LAGASSIGN_DB_URL, or run a plan first)\n"
+    )
     assert not path.exists() and not path.parent.exists()
 
 
@@ -192,13 +217,20 @@ def test_installed_command_and_cheap_import(db: dict[str, Any]) -> None:
     """The console script has the subcommand, and building the parser does not import SQLAlchemy."""
     command = Path(sys.executable).parent / "lagassign"
     env = {**os.environ, "LAGASSIGN_DB_URL": db["url"]}
-    done = subprocess.run([str(command), "plans", "list", "--json"], capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+    done = subprocess.run(
+        [str(command), "plans", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert [p["id"] for p in json.loads(done.stdout)] == [db["manual"], db["failed"]]
     probe = "import sys, lagassign.cli as c; c.build_parser(); print('sqlalchemy' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
     assert done.stdout.strip() == "False"
 
 
@@ -206,8 +238,10 @@ def test_database_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not a database, it is a text file of sufficient length" * 20)
     rc, _, err = run(capsys, "plans", "list", "--db", f"sqlite:///{garbage}")
-    assert rc == 2 and err == f"lagassign: error: cannot open audit store sqlite:///{garbage}: " \
-        "file is not a database\n"
+    assert (
+        rc == 2
+        and err == f"lagassign: error: cannot open audit store sqlite:///{garbage}: file is not a database\n"
+    )
     broken = tmp_path / "broken.db"
     AuditStore(f"sqlite:///{broken}").close()
     conn = sqlite3.connect(broken)

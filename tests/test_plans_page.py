@@ -14,11 +14,13 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from lagassign.api import evaluate
-from lagassign.gate import decide_all
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 from lagassign.workflow import plans_page
 from lagassign.workflow.ui import BadRequest, parse_filters
+
+pytestmark = pytest.mark.airflow
 
 REPO = Path(__file__).resolve().parent.parent
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
@@ -28,8 +30,14 @@ T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
 def _plan(tmp_path: Path, *cases: dict[str, Any], **start: Any) -> tuple[AuditStore, int]:
     store = AuditStore(f"sqlite:///{tmp_path / 'audit.db'}")
-    plan_id = store.start_plan("manual", triggered_by=start.pop("by", "alice"), created_at=T0,
-                               dag_id="lagassign_rebalance", run_id=f"manual__{len(cases)}", **start)
+    plan_id = store.start_plan(
+        "manual",
+        triggered_by=start.pop("by", "alice"),
+        created_at=T0,
+        dag_id="lagassign_rebalance",
+        run_id=f"manual__{len(cases)}",
+        **start,
+    )
     evaluations = [evaluate(c) for c in cases]
     store.record_evaluations(plan_id, evaluations)
     store.record_decisions(plan_id, decide_all(evaluations))
@@ -60,7 +68,11 @@ def test_moves_are_partitions_that_change_consumer() -> None:
     current = {"A": [["t", 0], ["t", 1]], "B": [["t", 2]]}
     target = {"A": [["t", 0]], "B": [["t", 1], ["t", 3]], "C": [["u", 0]]}
     assert plans_page.compute_moves(current, target) == [
-        ("t", 1, "A", "B"), ("t", 2, "B", None), ("t", 3, None, "B"), ("u", 0, None, "C")]
+        ("t", 1, "A", "B"),
+        ("t", 2, "B", None),
+        ("t", 3, None, "B"),
+        ("u", 0, None, "C"),
+    ]
     assert plans_page.compute_moves(current, current) == []
     assert plans_page.compute_moves(None, {}) == []
 
@@ -128,8 +140,9 @@ def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> Non
         store.mark_publication_pending(plan_id, SKEWED["group"], "lag-optimal", assignment, snapshot_at=T0)
         store.mark_published(SKEWED["group"], 1)
         plans = store.list_plans()
-        html = plans_page.plans_list_html(plans, {plan_id: store.get_plan(plan_id)}, group="orders-enricher",
-                                          since="2026-05-01")
+        html = plans_page.plans_list_html(
+            plans, {plan_id: store.get_plan(plan_id)}, group="orders-enricher", since="2026-05-01"
+        )
     row = re.search(r"<tbody>(.*)</tbody>", html).group(1)
     assert f'<a href="plans/{plan_id}">plan {plan_id}</a>' in row
     assert "2026-05-01 06:00:00" in row and "manual by alice" in row
@@ -142,8 +155,11 @@ def test_every_value_is_escaped(tmp_path: Path) -> None:
     store, plan_id = _plan(tmp_path, _evil_case(), by=EVIL, parameters={"note": EVIL})
     with store:
         plan = store.get_plan(plan_id)
-        pages = [plans_page.plan_html(plan), plans_page.lag_chart_svg(plan["groups"][0]),
-                 plans_page.plans_list_html(store.list_plans(), {plan_id: plan}, group=EVIL, since=EVIL)]
+        pages = [
+            plans_page.plan_html(plan),
+            plans_page.lag_chart_svg(plan["groups"][0]),
+            plans_page.plans_list_html(store.list_plans(), {plan_id: plan}, group=EVIL, since=EVIL),
+        ]
     for html in pages:
         assert "<script" not in html and '"><b>' not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0]
@@ -161,17 +177,24 @@ def test_error_page_escapes_its_message() -> None:
 
 def test_filters_accept_dates_and_times() -> None:
     f = parse_filters(" orders ", "2026-05-01", "2026-05-02T06:30", 20)
-    assert f == {"group": "orders", "since": date(2026, 5, 1), "until": datetime(2026, 5, 2, 6, 30),
-                 "limit": 20}
+    assert f == {
+        "group": "orders",
+        "since": date(2026, 5, 1),
+        "until": datetime(2026, 5, 2, 6, 30),
+        "limit": 20,
+    }
     assert parse_filters("", "", None, 50)["group"] is None
 
 
-@pytest.mark.parametrize(("since", "until", "limit", "message"), [
-    ("yesterday", None, 50, "since: 'yesterday' is not an ISO date"),
-    (None, "2026-13-01", 50, "until: '2026-13-01' is not an ISO date"),
-    ("2026-05-02", "2026-05-01", 50, "since (2026-05-02) is after until (2026-05-01)"),
-    (None, None, 0, "limit must be between 1 and 500"),
-])
+@pytest.mark.parametrize(
+    ("since", "until", "limit", "message"),
+    [
+        ("yesterday", None, 50, "since: 'yesterday' is not an ISO date"),
+        (None, "2026-13-01", 50, "until: '2026-13-01' is not an ISO date"),
+        ("2026-05-02", "2026-05-01", 50, "since (2026-05-02) is after until (2026-05-01)"),
+        (None, None, 0, "limit must be between 1 and 500"),
+    ],
+)
 def test_bad_filters_say_what_is_wrong(
     since: str | None, until: str | None, limit: int, message: str
 ) -> None:

@@ -14,23 +14,21 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from lagassign.evaluation import (
-    EvaluationParams,
-    evaluate_snapshot,
-    read_evaluations,
-    read_summary,
-    write_params,
-)
-from lagassign.spark import run_spark_evaluation
-from lagassign.synthetic import write_snapshot
+from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, write_params
+from lagassign.spark.submit import run_spark_evaluation
+from lagassign.tables.evaluations import read_evaluations, read_summary
+from lagassign.tables.synthetic import write_snapshot
 from test_evaluation import FAILED, SNAPSHOT_ERROR, SPARK_OPTIONS, _cases
 
 MASTER = os.environ.get("LAGASSIGN_SPARK_MASTER")
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.skipif(not MASTER, reason="LAGASSIGN_SPARK_MASTER is not set (e.g. spark://127.0.0.1:7077 "
-                                          "after scripts/spark-cluster start)"),
+    pytest.mark.skipif(
+        not MASTER,
+        reason="LAGASSIGN_SPARK_MASTER is not set (e.g. spark://127.0.0.1:7077 "
+        "after scripts/spark-cluster start)",
+    ),
 ]
 
 
@@ -53,8 +51,9 @@ def snapshot_dir(tmp_path_factory) -> Path:
 def cluster_out(tmp_path_factory, snapshot_dir) -> Path:
     """One spark-submit run against the cluster."""
     out = tmp_path_factory.mktemp("cluster") / "evaluations"
-    params = write_params(EvaluationParams(str(snapshot_dir), str(out), **SPARK_OPTIONS),
-                          out.parent / "params.json")
+    params = write_params(
+        EvaluationParams(str(snapshot_dir), str(out), **SPARK_OPTIONS), out.parent / "params.json"
+    )
     # The driver runs here, on the loopback like the cluster (else it advertises another address).
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     run_spark_evaluation(params, master=MASTER, timeout=300)
@@ -62,8 +61,8 @@ def cluster_out(tmp_path_factory, snapshot_dir) -> Path:
 
 
 def test_cluster_job_equals_in_process(cluster_out, snapshot_dir):
-    expected = evaluate_snapshot(snapshot_dir, **SPARK_OPTIONS)
-    got = read_evaluations(cluster_out)
+    expected = [e.to_dict() for e in evaluate_snapshot(snapshot_dir, **SPARK_OPTIONS)]
+    got = [e.to_dict() for e in read_evaluations(cluster_out)]
     assert [e["group"] for e in got] == [e["group"] for e in expected]
     for g, e in zip(got, expected, strict=True):
         assert g == e, e["group"]

@@ -1,13 +1,12 @@
 """The audit store on real databases: a SQLite file and PostgreSQL (127.0.0.1:5432).
 
-PostgreSQL: one fresh database per test session (dropped afterwards), one schema per test.
-Unreachable server: skipped locally, a failure under CI.
+PostgreSQL: one fresh database per test session (dropped afterwards), one schema per test
+(the ``pg_url`` fixture of ``tests/conftest.py``). Unreachable server: skipped locally, a
+failure under CI.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import threading
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -16,8 +15,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from lagassign.api import evaluate
-from lagassign.gate import decide, decide_all
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import decide, decide_all
 from lagassign.store import (
     LATEST_VERSION,
     MIGRATIONS,
@@ -31,70 +30,34 @@ from lagassign.store import (
     resolve_url,
 )
 
-PG_ADMIN_URL = os.environ.get(
-    "LAGASSIGN_TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
-)
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
 CASE = {
-    "group": "orders", "auto_offset_reset": "earliest",
-    "members": [{"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-                {"id": "C1", "topics": ["t"], "owned": [["t", 3]]}],
-    "partitions": [{"topic": "t", "partition": i, "lag": lag}
-                   for i, lag in enumerate([3_000_000_000, 2_500_000_000, 100, 392_358])],
+    "group": "orders",
+    "auto_offset_reset": "earliest",
+    "members": [
+        {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
+        {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
+    ],
+    "partitions": [
+        {"topic": "t", "partition": i, "lag": lag}
+        for i, lag in enumerate([3_000_000_000, 2_500_000_000, 100, 392_358])
+    ],
 }
 # Mixed subscriptions (constrained-sticky refuses) and a partition nobody owns (current leaves it).
 MIXED_CASE = {
-    "group": "mixed", "auto_offset_reset": "earliest",
-    "members": [{"id": "A", "topics": ["a", "b"], "owned": [["a", 0]]},
-                {"id": "B", "topics": ["a"], "owned": [["a", 1]]}],
-    "partitions": [{"topic": "a", "partition": 0, "lag": 10}, {"topic": "a", "partition": 1, "lag": 20},
-                   {"topic": "b", "partition": 0, "begin": 0, "end": 900, "committed": None}],
+    "group": "mixed",
+    "auto_offset_reset": "earliest",
+    "members": [
+        {"id": "A", "topics": ["a", "b"], "owned": [["a", 0]]},
+        {"id": "B", "topics": ["a"], "owned": [["a", 1]]},
+    ],
+    "partitions": [
+        {"topic": "a", "partition": 0, "lag": 10},
+        {"topic": "a", "partition": 1, "lag": 20},
+        {"topic": "b", "partition": 0, "begin": 0, "end": 900, "committed": None},
+    ],
 }
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-@pytest.fixture(scope="session")
-def pg_database() -> Iterator[sa.URL]:
-    """A fresh PostgreSQL database for this session, dropped at the end."""
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except sa.exc.OperationalError as exc:
-        admin.dispose()
-        message = f"PostgreSQL unreachable at {sa.make_url(PG_ADMIN_URL)!r}: {str(exc.orig).strip()}"
-        if _in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    name = f"lagassign_test_{secrets.token_hex(6)}"  # generated here: safe to put in DDL
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield sa.make_url(PG_ADMIN_URL).set(database=name)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
-
-
-@pytest.fixture
-def pg_url(pg_database: sa.URL) -> Iterator[str]:
-    """A URL whose search_path is an empty schema of its own: each test starts from nothing."""
-    schema = f"t_{secrets.token_hex(6)}"
-    engine = sa.create_engine(pg_database, isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    try:
-        url = pg_database.update_query_dict({"options": f"-csearch_path={schema}"})
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with engine.connect() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -163,8 +126,10 @@ def test_migrates_a_version_1_database(db_url: str) -> None:
     assert migrate(engine, target=1) == 1
     with engine.begin() as conn:
         conn.execute(
-            sa.text("INSERT INTO plans (created_at, status, \"trigger\", triggered_by) "
-                    "VALUES (:t, 'succeeded', 'manual', :by)"),
+            sa.text(
+                'INSERT INTO plans (created_at, status, "trigger", triggered_by) '
+                "VALUES (:t, 'succeeded', 'manual', :by)"
+            ),
             {"t": datetime(2026, 1, 2, 3, 4, 5), "by": "bob"},
         )
         assert not sa.inspect(conn).has_table("publications")
@@ -182,8 +147,13 @@ def test_migrates_a_version_1_database(db_url: str) -> None:
 def test_refuses_a_database_newer_than_the_code(store: AuditStore, db_url: str) -> None:
     engine = sa.create_engine(db_url)
     with engine.begin() as conn:
-        conn.execute(sa.text("INSERT INTO schema_version (version, description, applied_at) "
-                             "VALUES (:v, 'from the future', :t)"), {"v": LATEST_VERSION + 1, "t": T0})
+        conn.execute(
+            sa.text(
+                "INSERT INTO schema_version (version, description, applied_at) "
+                "VALUES (:v, 'from the future', :t)"
+            ),
+            {"v": LATEST_VERSION + 1, "t": T0},
+        )
     engine.dispose()
     with pytest.raises(StoreError, match=f"schema is version {LATEST_VERSION + 1}, newer"):
         AuditStore(db_url)
@@ -209,9 +179,13 @@ def test_readers_do_not_create_a_store(db_url: str) -> None:
 def test_plan_roundtrip(store: AuditStore) -> None:
     snap = datetime(2026, 5, 1, 8, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
     plan_id = store.start_plan(
-        "manual", triggered_by="alice", dag_id="lagassign_rebalance", run_id="manual__1",
+        "manual",
+        triggered_by="alice",
+        dag_id="lagassign_rebalance",
+        run_id="manual__1",
         parameters={"groups": ["orders"], "threshold": 1.2, "apply": False},
-        snapshot_uri="s3://bucket/snapshots/1", snapshot_at=snap,
+        snapshot_uri="s3://bucket/snapshots/1",
+        snapshot_at=snap,
     )
     plan = store.get_plan(plan_id)
     assert plan["id"] == plan_id and plan["status"] == "running" and plan["finished_at"] is None
@@ -245,13 +219,26 @@ def test_unknown_trigger_is_refused(store: AuditStore) -> None:
 
 
 def test_secret_looking_parameters_are_redacted(store: AuditStore) -> None:
-    params = {"threshold": 1.1, "kafka": {"sasl.password": "hunter2", "bootstrap": "k:9092",
-                                          "sasl.jaas.config": "x required password=y"},
-              "api_key": "abc", "accounts": [{"token": "t"}], "passes": None, "when": date(2026, 5, 1)}
+    params = {
+        "threshold": 1.1,
+        "kafka": {
+            "sasl.password": "hunter2",
+            "bootstrap": "k:9092",
+            "sasl.jaas.config": "x required password=y",
+        },
+        "api_key": "abc",
+        "accounts": [{"token": "t"}],
+        "passes": None,
+        "when": date(2026, 5, 1),
+    }
     plan = store.get_plan(store.start_plan("manual", parameters=params))
     assert plan["parameters"] == {
-        "threshold": 1.1, "kafka": {"sasl.password": "***", "bootstrap": "k:9092", "sasl.jaas.config": "***"},
-        "api_key": "***", "accounts": [{"token": "***"}], "passes": None, "when": "2026-05-01",
+        "threshold": 1.1,
+        "kafka": {"sasl.password": "***", "bootstrap": "k:9092", "sasl.jaas.config": "***"},
+        "api_key": "***",
+        "accounts": [{"token": "***"}],
+        "passes": None,
+        "when": "2026-05-01",
     }
 
 
@@ -362,7 +349,8 @@ def test_a_plan_without_its_evaluations_keeps_decisions_and_publications(store: 
     assert all(g["results"] == [] for g in light["groups"])
     drop = ("results",)
     assert [{k: v for k, v in g.items() if k not in drop} for g in light["groups"]] == [
-        {k: v for k, v in g.items() if k not in drop} for g in full["groups"]]
+        {k: v for k, v in g.items() if k not in drop} for g in full["groups"]
+    ]
 
 
 def test_the_publish_outcome_is_recorded_per_group(store: AuditStore) -> None:
@@ -559,7 +547,10 @@ def test_postgres_by_environment_url(monkeypatch: pytest.MonkeyPatch, pg_databas
     [
         ("not a url", "not a valid database URL"),
         ("nosuchdb://x/y", "unsupported database URL scheme 'nosuchdb'"),
-        ("postgresql+psycopg2://u:s3cr3t-pw@127.0.0.1:1/db", "cannot open audit store postgresql+psycopg2://u:***@"),
+        (
+            "postgresql+psycopg2://u:s3cr3t-pw@127.0.0.1:1/db",
+            "cannot open audit store postgresql+psycopg2://u:***@",
+        ),
     ],
 )
 def test_bad_urls_are_one_line_without_the_password(url: str, fragment: str) -> None:

@@ -10,11 +10,11 @@ import pytest
 from groups import cases, check_valid, kafka_balance_violation, moved, owned_case, per_topic_spread
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from lagassign.case import parse_case
-from lagassign.errors import StrategyRefusedError
-from lagassign.strategies import get_strategy, strategy_names
+from lagassign.core.case import parse_case
+from lagassign.core.errors import StrategyRefusedError
+from lagassign.core.strategies import get_strategy, strategy_names
 
-# The balance each strategy promises (DESIGN.md's table):
+# The balance each strategy promises (docs/ARCHITECTURE.md's table):
 #   kafka: Kafka's condition (counts within one, or no member 2+ short could take one)
 #   kafka-if-identical: Kafka's condition when all members share one subscription
 #   per-topic: per topic, subscribers' counts within one

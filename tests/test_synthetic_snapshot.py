@@ -1,17 +1,18 @@
-"""``lagassign.synthetic.generate_snapshot``: a seeded, realistic fleet of groups as snapshot tables."""
+"""``lagassign.core.synthetic.generate_snapshot``: a seeded, realistic fleet of groups as snapshot tables."""
 
 from __future__ import annotations
 
 import pyarrow.parquet as pq
-from lagassign.evaluation import evaluate_snapshot
-from lagassign.kafka.snapshot import _arrow_schemas
-from lagassign.synthetic import HUGE_PARTITIONS, generate_cases, generate_snapshot
+from lagassign.core.synthetic import HUGE_PARTITIONS, generate_cases
+from lagassign.pipeline.evaluation import evaluate_snapshot
+from lagassign.tables.snapshot import arrow_schemas
+from lagassign.tables.synthetic import generate_snapshot
 
 
 def test_same_seed_same_snapshot_and_a_realistic_mix(tmp_path):
     a = generate_snapshot(tmp_path / "a", 400, seed=3)
     b = generate_snapshot(tmp_path / "b", 400, seed=3)
-    for name, schema in _arrow_schemas().items():
+    for name, schema in arrow_schemas().items():
         assert pq.read_schema(a / name).remove_metadata() == schema
         assert pq.read_table(a / name).equals(pq.read_table(b / name))
     parts = pq.read_table(a / "partitions.parquet").to_pandas().groupby("group").size()
@@ -27,6 +28,6 @@ def test_generated_groups_are_valid_cases(tmp_path):
     cases, failed = generate_cases(60, seed=11, huge=0, failed_share=0.1)
     assert failed and not any(len(c["partitions"]) == HUGE_PARTITIONS for c in cases)
     folder = generate_snapshot(tmp_path / "s", 60, seed=11, huge=0)
-    evaluations = evaluate_snapshot(folder, ["range", "lag"])
+    evaluations = [e.to_dict() for e in evaluate_snapshot(folder, ["range", "lag"])]
     assert len(evaluations) == 60
     assert all("error" not in e or e["error"].startswith("snapshot failed") for e in evaluations)

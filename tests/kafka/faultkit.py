@@ -76,9 +76,23 @@ class SpareBroker:
         self.data.mkdir(parents=True, exist_ok=True)
         with open(self.data.parent / f"{self.data.name}.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [str(brokerctl.noida_binary()), "start", "--only", "kafka", "--host", "127.0.0.1",
-                 "--kafka-port", str(self.port), "--data-dir", str(self.data)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                [
+                    str(brokerctl.noida_binary()),
+                    "start",
+                    "--only",
+                    "kafka",
+                    "--host",
+                    "127.0.0.1",
+                    "--kafka-port",
+                    str(self.port),
+                    "--data-dir",
+                    str(self.data),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         brokerctl.wait_ready(self.broker, timeout=30)
         return self.broker
 
@@ -101,6 +115,7 @@ class SpareBroker:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
 
 def demo(broker: brokerctl.Broker, out: Path, tag: str = "f") -> tuple[str, Path]:
     """The demo groups under a fresh prefix; returns (prefix, groups file)."""
@@ -152,13 +167,25 @@ def _commit_filler_groups(broker: brokerctl.Broker, topic: str, groups: list[str
 
 # -- 1. the broker ---------------------------------------------------------------------------
 
+
 def broker_unreachable(tmp: Path) -> Outcome:
     """``lagassign plan --apply`` against a port nothing listens on."""
     db = f"sqlite:///{tmp / 'unreachable.db'}"
     port = free_port()
     started = time.monotonic()
-    run = run_cli("plan", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "2", "--apply",
-                  "--base-dir", str(tmp / "runs"), "--db", db, timeout=90)
+    run = run_cli(
+        "plan",
+        "--bootstrap-server",
+        f"127.0.0.1:{port}",
+        "--timeout",
+        "2",
+        "--apply",
+        "--base-dir",
+        str(tmp / "runs"),
+        "--db",
+        db,
+        timeout=90,
+    )
     seconds = time.monotonic() - started
     plans = plans_of(db)
     errors = error_lines(run.stderr)
@@ -166,7 +193,9 @@ def broker_unreachable(tmp: Path) -> Outcome:
         "broker unreachable (closed port)",
         f"exit {run.returncode} after {seconds:.1f}s: "
         f"{_short(errors[0]) if errors else run.stderr.strip()[-200:]}",
-        published=0, audit_records=len(plans), seconds=seconds,
+        published=0,
+        audit_records=len(plans),
+        seconds=seconds,
         details={"returncode": run.returncode, "stderr": run.stderr, "errors": errors, "plans": plans},
     )
 
@@ -216,9 +245,22 @@ def broker_stopped_mid_snapshot(spare: SpareBroker, tmp: Path, fillers: int = 30
     watched = [f"{prefix}orders-enricher", f"{prefix}audit-sink"]
     before = newest(broker, watched)
     db = f"sqlite:///{tmp / 'midsnap.db'}"
-    argv = [str(BIN / "lagassign"), "plan", *config_flags(broker), "--timeout", "2",
-            "--groups", f"{re.escape(prefix)}fill-.*", "--groups-file", str(groups_file), "--apply",
-            "--base-dir", str(tmp / "midruns"), "--db", db]
+    argv = [
+        str(BIN / "lagassign"),
+        "plan",
+        *config_flags(broker),
+        "--timeout",
+        "2",
+        "--groups",
+        f"{re.escape(prefix)}fill-.*",
+        "--groups-file",
+        str(groups_file),
+        "--apply",
+        "--base-dir",
+        str(tmp / "midruns"),
+        "--db",
+        db,
+    ]
     stopped_at: list[str] = []
 
     def stop_when_offsets_flow(text: str) -> None:
@@ -238,14 +280,23 @@ def broker_stopped_mid_snapshot(spare: SpareBroker, tmp: Path, fillers: int = 30
         f"broker stopped mid-snapshot (at {stopped_at[0] if stopped_at else '?'} groups' offsets)",
         f"exit {code} after {seconds:.1f}s, plan {plans[0]['status'] if plans else '?'}: "
         f"{_short(errors[-1]) if errors else err.strip().splitlines()[-1]}",
-        published=sum(after.get(g) != before.get(g) for g in watched), audit_records=len(plans),
+        published=sum(after.get(g) != before.get(g) for g in watched),
+        audit_records=len(plans),
         seconds=seconds,
-        details={"returncode": code, "stderr": err, "errors": errors, "plans": plans, "before": before,
-                 "after": after, "stopped_at": stopped_at},
+        details={
+            "returncode": code,
+            "stderr": err,
+            "errors": errors,
+            "plans": plans,
+            "before": before,
+            "after": after,
+            "stopped_at": stopped_at,
+        },
     )
 
 
 # -- 2. Spark --------------------------------------------------------------------------------
+
 
 def airflow_home(home: Path, broker: brokerctl.Broker) -> dict[str, str]:
     """A migrated Airflow home for the Spark fault (one core: the job is killed anyway)."""
@@ -277,8 +328,12 @@ def _spark_submit_of(pid: int) -> int | None:
         except OSError:
             continue
         # spark-class first runs launcher.Main (which names SparkSubmit too) to build the command.
-        if cmd and cmd[0].endswith(b"java") and b"org.apache.spark.deploy.SparkSubmit" in cmd \
-                and b"org.apache.spark.launcher.Main" not in cmd:
+        if (
+            cmd
+            and cmd[0].endswith(b"java")
+            and b"org.apache.spark.deploy.SparkSubmit" in cmd
+            and b"org.apache.spark.launcher.Main" not in cmd
+        ):
             return child
     return None
 
@@ -298,8 +353,9 @@ def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, a
     reader.start()
     killed: list[int] = []
     try:
-        jvm = wait_until(lambda: _spark_submit_of(proc.pid) or proc.poll() is not None,
-                         timeout=240, every=0.2)
+        jvm = wait_until(
+            lambda: _spark_submit_of(proc.pid) or proc.poll() is not None, timeout=240, every=0.2
+        )
         if jvm is not True:
             time.sleep(after)  # let the job get going (JVM up, Python workers starting)
             try:
@@ -316,17 +372,28 @@ def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, a
     seconds = time.monotonic() - started
     log = out[0] if out else ""
     after_topic = newest(broker, watched)
-    plans = [p for p in plans_of(env["LAGASSIGN_DB_URL"])
-             if any(g["group"] in watched for g in p.get("groups", []))
-             or (p.get("parameters") or {}).get("groups_file") == str(groups_file)]
+    plans = [
+        p
+        for p in plans_of(env["LAGASSIGN_DB_URL"])
+        if any(g["group"] in watched for g in p.get("groups", []))
+        or (p.get("parameters") or {}).get("groups_file") == str(groups_file)
+    ]
     return Outcome(
         "Spark job killed (SIGKILL spark-submit)",
         f"dags test exit {code} after {seconds:.0f}s; plan {plans[0]['status'] if plans else '?'}: "
         f"{plans[0].get('error') if plans else ''}",
-        published=sum(after_topic.get(g) != before.get(g) for g in watched), audit_records=len(plans),
+        published=sum(after_topic.get(g) != before.get(g) for g in watched),
+        audit_records=len(plans),
         seconds=seconds,
-        details={"returncode": code, "log": log, "plans": plans, "before": before, "after": after_topic,
-                 "killed": killed, "spark_error": re.findall(r"Cannot execute: .*", log)},
+        details={
+            "returncode": code,
+            "log": log,
+            "plans": plans,
+            "before": before,
+            "after": after_topic,
+            "killed": killed,
+            "spark_error": re.findall(r"Cannot execute: .*", log),
+        },
     )
 
 
@@ -341,9 +408,20 @@ def audit_db_unreachable(broker: brokerctl.Broker, tmp: Path) -> Outcome:
     watched = [f"{prefix}orders-enricher", f"{prefix}audit-sink"]
     before = newest(broker, watched)
     started = time.monotonic()
-    run = run_cli("plan", *config_flags(broker), "--groups", "^$", "--groups-file", str(groups_file),
-                  "--apply", "--base-dir", str(tmp / "adbruns"), "--db", DEAD_DB.format(port=free_port()),
-                  timeout=120)
+    run = run_cli(
+        "plan",
+        *config_flags(broker),
+        "--groups",
+        "^$",
+        "--groups-file",
+        str(groups_file),
+        "--apply",
+        "--base-dir",
+        str(tmp / "adbruns"),
+        "--db",
+        DEAD_DB.format(port=free_port()),
+        timeout=120,
+    )
     seconds = time.monotonic() - started
     after = newest(broker, watched)
     errors = error_lines(run.stderr)
@@ -351,9 +429,16 @@ def audit_db_unreachable(broker: brokerctl.Broker, tmp: Path) -> Outcome:
         "audit database unreachable",
         f"exit {run.returncode} after {seconds:.1f}s: "
         f"{_short(errors[0]) if errors else run.stderr.strip()[-200:]}",
-        published=sum(after.get(g) != before.get(g) for g in watched), audit_records=0, seconds=seconds,
-        details={"returncode": run.returncode, "stderr": run.stderr, "errors": errors, "before": before,
-                 "after": after},
+        published=sum(after.get(g) != before.get(g) for g in watched),
+        audit_records=0,
+        seconds=seconds,
+        details={
+            "returncode": run.returncode,
+            "stderr": run.stderr,
+            "errors": errors,
+            "before": before,
+            "after": after,
+        },
     )
 
 
@@ -369,8 +454,20 @@ def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcom
     a, b = f"{pa}orders-enricher", f"{pb}orders-enricher"
     db = f"sqlite:///{tmp / 'reconcile.db'}"
     started = time.monotonic()
-    first = run_cli("plan", *config_flags(broker), "--groups", "^$", "--groups-file", str(merged), "--json",
-                    "--base-dir", str(tmp / "rcruns"), "--db", db, timeout=180)
+    first = run_cli(
+        "plan",
+        *config_flags(broker),
+        "--groups",
+        "^$",
+        "--groups-file",
+        str(merged),
+        "--json",
+        "--base-dir",
+        str(tmp / "rcruns"),
+        "--db",
+        db,
+        timeout=180,
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     plan_id = json.loads(first.stdout)["plan_id"]
     with AuditStore(db) as store, PlanStore(broker.config(), timeout=15) as topic:
@@ -380,35 +477,67 @@ def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcom
             in_force = topic.newest(group)
             pubs[group] = store.mark_publication_pending(plan_id, group, min_version=in_force.version + 1)
         pa_ = pubs[a]
-        topic.publish(a, pa_["strategy"], pa_["assignment"], snapshot_at=str(snapshot_at),
-                      version=pa_["version"], plan_id=str(plan_id))
+        topic.publish(
+            a,
+            pa_["strategy"],
+            pa_["assignment"],
+            snapshot_at=str(snapshot_at),
+            version=pa_["version"],
+            plan_id=str(plan_id),
+        )
         # ... and here the run "crashes": neither mark_published(a) nor anything for b.
-        pending_before = [(p["group"], p["version"]) for p in store.pending_publications()
-                          if p["group"] in (a, b)]
-    nxt = run_cli("plan", *config_flags(broker), "--groups", "^$", "--base-dir", str(tmp / "rcruns"),
-                  "--db", db, timeout=120)
+        pending_before = [
+            (p["group"], p["version"]) for p in store.pending_publications() if p["group"] in (a, b)
+        ]
+    nxt = run_cli(
+        "plan",
+        *config_flags(broker),
+        "--groups",
+        "^$",
+        "--base-dir",
+        str(tmp / "rcruns"),
+        "--db",
+        db,
+        timeout=120,
+    )
     seconds = time.monotonic() - started
     with AuditStore(db) as store:
         plan = store.get_plan(plan_id)
-        states = {g["group"]: [(p["version"], p["state"]) for p in g["publications"]]
-                  for g in plan["groups"] if g["group"] in (a, b)}
+        states = {
+            g["group"]: [(p["version"], p["state"]) for p in g["publications"]]
+            for g in plan["groups"]
+            if g["group"] in (a, b)
+        }
         pending_after = [p for p in store.pending_publications() if p["group"] in (a, b)]
         records = len(store.list_plans())
     on_topic = newest(broker, [a, b])
     return Outcome(
         "crash between topic write and audit mark",
         f"next run reconciled: A {states.get(a)}, B {states.get(b)}",
-        published=1, audit_records=records, seconds=seconds,
-        details={"first": first, "next": nxt, "plan_id": plan_id, "a": a, "b": b, "pubs": pubs,
-                 "pending_before": pending_before, "pending_after": pending_after, "states": states,
-                 "on_topic": on_topic},
+        published=1,
+        audit_records=records,
+        seconds=seconds,
+        details={
+            "first": first,
+            "next": nxt,
+            "plan_id": plan_id,
+            "a": a,
+            "b": b,
+            "pubs": pubs,
+            "pending_before": pending_before,
+            "pending_after": pending_after,
+            "states": states,
+            "on_topic": on_topic,
+        },
     )
 
 
 # -- 4. the client ---------------------------------------------------------------------------
 
-def consumers_across_broker_restart(spare: SpareBroker, partitions: int = 6, per_round: int = 300,
-                                    down: float = 3.0) -> Outcome:
+
+def consumers_across_broker_restart(
+    spare: SpareBroker, partitions: int = 6, per_round: int = 300, down: float = 3.0
+) -> Outcome:
     """Three PlanConsumers follow one plan; the broker stops and restarts under them; records
     are produced before, during (buffered by the producer) and after the outage."""
     from confluent_kafka import Producer
@@ -447,8 +576,7 @@ def consumers_across_broker_restart(spare: SpareBroker, partitions: int = 6, per
     failures: list[BaseException] = []
 
     def run(iid: str) -> None:
-        conf = broker.config({"auto.offset.reset": "earliest", "fetch.wait.max.ms": 100,
-                              "log_level": 0})
+        conf = broker.config({"auto.offset.reset": "earliest", "fetch.wait.max.ms": 100, "log_level": 0})
         try:
             with PlanConsumer(conf, group, iid, plan_topic=plans, plan_check_interval=0.3, timeout=15) as c:
                 while not stop.is_set():
@@ -492,8 +620,19 @@ def consumers_across_broker_restart(spare: SpareBroker, partitions: int = 6, per
     return Outcome(
         f"broker stopped {down:.0f}s and restarted under 3 consumers",
         f"consumers kept plan v{sorted({v for _, v, _, _ in seen})}, resumed after restart",
-        produced=len(delivered), processed=len(processed), lost=len(lost), published=1, audit_records=0,
+        produced=len(delivered),
+        processed=len(processed),
+        lost=len(lost),
+        published=1,
+        audit_records=0,
         seconds=seconds,
-        details={"failures": failures, "owners": owners, "members": members, "topic": topic,
-                 "lost": lost, "seen": len(seen), "versions": {v for _, v, _, _ in seen}},
+        details={
+            "failures": failures,
+            "owners": owners,
+            "members": members,
+            "topic": topic,
+            "lost": lost,
+            "seen": len(seen),
+            "versions": {v for _, v, _, _ in seen},
+        },
     )

@@ -58,11 +58,11 @@ class Kit:
 
         consumer = Consumer(self.config({"group.id": group, "enable.auto.commit": False}))
         try:
-            consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
-                            asynchronous=False)
+            consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False
+            )
         finally:
             consumer.close()
-
 
 
 def wait_until(check: Any, timeout: float = 20.0, every: float = 0.1) -> Any:
@@ -86,8 +86,14 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, timeout: float = 1
 
     script = Path(sys.executable).parent / "lagassign"
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "lagassign.cli"]
-    return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=timeout, check=False,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*argv, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def config_flags(broker: Broker) -> list[str]:
@@ -115,6 +121,8 @@ def airflow_env(home: Path, broker: Broker, spark_host: str = "local[2]") -> dic
         "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_host}),
         "AIRFLOW_CONN_LAGASSIGN_KAFKA": json.dumps(kafka),
+        # The DAGs take the audit store from this Airflow connection; tests read it by URL.
+        "AIRFLOW_CONN_LAGASSIGN_DB": json.dumps({"conn_type": "sqlite", "host": f"{home}/lagassign.db"}),
         "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
         "LAGASSIGN_BASE_DIR": str(home / "runs"),
         "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
@@ -126,6 +134,7 @@ def airflow_env(home: Path, broker: Broker, spark_host: str = "local[2]") -> dic
 def airflow_home(home: Path, broker: Broker, spark_host: str = "local[2]") -> dict[str, str]:
     """Migrate a fresh Airflow home; returns its environment."""
     env = airflow_env(home, broker, spark_host)
-    subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
-                   timeout=300)
+    subprocess.run(
+        [str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True, timeout=300
+    )
     return env

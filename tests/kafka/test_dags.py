@@ -25,9 +25,19 @@ def airflow(tmp_path_factory, broker):
 
 def _dags_test(env: dict, conf: dict) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(Path(sys.executable).parent / "airflow"), "dags", "test", "lagassign_rebalance", "-c",
-         json.dumps(conf)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
+        [
+            str(Path(sys.executable).parent / "airflow"),
+            "dags",
+            "test",
+            "lagassign_rebalance",
+            "-c",
+            json.dumps(conf),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
@@ -36,7 +46,12 @@ import json, sys
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder=sys.argv[1])
 daily, manual = bag.dags.get("lagassign_daily"), bag.dags.get("lagassign_rebalance")
+failover = bag.dags.get("lagassign_failover")
+assets = list(failover.timetable.asset_condition.objects)
 print(json.dumps({
+    "failover_assets": [a.name for a in assets],
+    "failover_watchers": [type(w.trigger).__name__ for a in assets for w in a.watchers],
+    "failover_tasks": sorted(failover.task_ids),
     "errors": {k: str(v) for k, v in bag.import_errors.items()},
     "dags": sorted(bag.dags),
     "daily_schedule": str(daily.schedule), "catchup": daily.catchup,
@@ -46,16 +61,26 @@ print(json.dumps({
 """
 
 
-def test_dagbag_loads_both_dags_without_errors(airflow):
+def test_dagbag_loads_the_three_dags_without_errors(airflow):
     _home, env = airflow
-    out = subprocess.run([sys.executable, "-c", _DAGBAG_REPORT, str(REPO / "dags")], env=env,
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _DAGBAG_REPORT, str(REPO / "dags")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     info = json.loads(out.stdout.strip().splitlines()[-1])
     assert info["errors"] == {}
-    assert info["dags"] == ["lagassign_daily", "lagassign_rebalance"]
+    assert info["dags"] == ["lagassign_daily", "lagassign_failover", "lagassign_rebalance"]
+    # The failover DAG is scheduled by an asset whose watcher is our status-topic trigger.
+    assert info["failover_assets"] == ["lagassign_membership"]
+    assert info["failover_watchers"] == ["MembershipTrigger"] and info["failover_tasks"] == ["failover"]
     assert info["daily_schedule"] == "@daily" and info["catchup"] is False and info["max_active_runs"] == 1
     assert {"groups", "strategies", "threshold", "min_improvement", "max_moves", "apply", "dry_run"} <= set(
-        info["params"])
+        info["params"]
+    )
     assert set(info["tasks"]) == {"start", "snapshot", "evaluate", "record", "gate", "publish", "finish"}
 
 
@@ -67,8 +92,14 @@ def test_rebalance_end_to_end_publishes_the_skewed_group_and_gates_the_balanced_
     home, env = airflow
     prefix = f"e2e{uuid.uuid4().hex[:6]}-"
     groups_file = build(broker.config(), broker.create_topic, home / "demo", prefix=prefix)
-    run = _dags_test(env, {"groups": "^$", "groups_file": str(groups_file), "apply": True})
+    # The audit store comes from the Airflow connection lagassign_db, not the environment variable.
+    elsewhere = home / "not-the-store.db"
+    run = _dags_test(
+        {**env, "LAGASSIGN_DB_URL": f"sqlite:///{elsewhere}"},
+        {"groups": "^$", "groups_file": str(groups_file), "apply": True},
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert not elsewhere.exists()
 
     with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
         plans = store.list_plans()

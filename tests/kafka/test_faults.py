@@ -38,9 +38,9 @@ def test_unreachable_broker_fails_in_bounded_time_and_is_recorded(tmp_path):
     o = fk.broker_unreachable(tmp_path)
     d = o.details
     assert d["returncode"] != 0
-    _one_clear_line(d["errors"], "cannot reach Kafka", "attempts")
+    _one_clear_line(d["errors"], "cannot reach Kafka", "within 2s")
     assert "Traceback" not in d["stderr"]
-    assert o.seconds < 40  # 3 attempts x 2 s + back-off + start-up; 30 s default would be >90 s
+    assert o.seconds < 20  # the 2 s timeout + start-up (the default, 30 s, also bounds the whole wait)
     [plan] = d["plans"]
     assert plan["status"] == "failed" and "cannot reach Kafka" in plan["error"]
     assert not any(g.get("publications") for g in plan["groups"])

@@ -84,7 +84,8 @@ def test_three_instances_switch_plans_without_loss_or_overlap(kit: Kit) -> None:
     assert {(version, p): iid for (version, p), ids_ in owners.items() for iid in ids_} == {
         (version, p): iid
         for version, members in ((1, v1), (2, v2))
-        for iid, pairs in members.items() for _t, p in pairs
+        for iid, pairs in members.items()
+        for _t, p in pairs
         if (version, p) in owners
     }
     # The switch landed mid-stream: a partition that changed owner still had first-half records.

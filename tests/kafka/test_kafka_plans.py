@@ -6,8 +6,10 @@ import json
 
 import pytest
 from kafkakit import Kit, config_flags, needs, run_cli
+from lagassign.cli.planfiles import export_json, read_export
+from lagassign.core.plans import Plan
 from lagassign.kafka.errors import PlanError
-from lagassign.kafka.plans import Plan, PlanStore, export_json, read_export
+from lagassign.kafka.plans import PlanStore
 
 pytestmark = pytest.mark.kafka
 
@@ -49,9 +51,12 @@ def test_unreadable_and_older_records_are_ignored(module_kit: Kit, plans_topic: 
         v2, _ = store.publish(group, "lag", {"i0": [["t", 1]]})
         stale = Plan("old", group, 1, "2020-01-01T00:00:00Z", "range", None, {"i0": [["t", 9]]})
         producer = Producer(module_kit.config())
-        noise = [b"{not json", json.dumps({"group": group, "version": "x"}).encode(),
-                 stale.to_json().encode(),
-                 json.dumps({**json.loads(v2.to_json()), "group": "someone-else"}).encode()]
+        noise = [
+            b"{not json",
+            json.dumps({"group": group, "version": "x"}).encode(),
+            stale.to_json().encode(),
+            json.dumps({**json.loads(v2.to_json()), "group": "someone-else"}).encode(),
+        ]
         for value in noise:
             producer.produce(plans_topic, key=group.encode(), value=value)
         assert producer.flush(15) == 0
@@ -61,8 +66,10 @@ def test_unreadable_and_older_records_are_ignored(module_kit: Kit, plans_topic: 
 
 
 def test_a_plan_giving_one_partition_to_two_instances_is_refused(module_kit: Kit, plans_topic: str) -> None:
-    with PlanStore(module_kit.config(), plans_topic, timeout=15) as store, \
-            pytest.raises(PlanError, match="given to both"):
+    with (
+        PlanStore(module_kit.config(), plans_topic, timeout=15) as store,
+        pytest.raises(PlanError, match="given to both"),
+    ):
         store.publish(module_kit.name("g-dup"), "lag", {"a": [["t", 0]], "b": [["t", 0]]})
 
 
@@ -84,10 +91,16 @@ def test_missing_plans_topic_is_created_compacted(kit: Kit) -> None:
 def test_cli_publish_export_and_read_back(module_kit: Kit, plans_topic: str, tmp_path) -> None:
     group = module_kit.name("g-cli")
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps({
-        "group": group, "strategy": "lag-aware",
-        "assignment": {"C0": [["orders", 0]], "C1": [["orders", 1], ["orders", 2]]},
-        "metrics": {"max_lag": 10}}))
+    plan_file.write_text(
+        json.dumps(
+            {
+                "group": group,
+                "strategy": "lag-aware",
+                "assignment": {"C0": [["orders", 0]], "C1": [["orders", 1], ["orders", 2]]},
+                "metrics": {"max_lag": 10},
+            }
+        )
+    )
     export = tmp_path / "export.json"
     flags = [*config_flags(module_kit.broker), "--topic", plans_topic]
 
@@ -114,7 +127,11 @@ def test_export_only_versions_against_the_file(tmp_path) -> None:
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["version"] == expected
     plan_file.write_text(json.dumps({"group": "g", "strategy": "lag", "assignment": {"a": [["t", 1]]}}))
-    assert json.loads(run_cli("publish", str(plan_file), "--export-only", "--export", str(export)).stdout)[
-        "version"] == 2
+    assert (
+        json.loads(run_cli("publish", str(plan_file), "--export-only", "--export", str(export)).stdout)[
+            "version"
+        ]
+        == 2
+    )
     export_json(read_export(export), tmp_path / "copy.json")
     assert read_export(tmp_path / "copy.json").version == 2

@@ -7,12 +7,12 @@ import json
 import pyarrow.parquet as pq
 import pytest
 from kafkakit import Kit, config_flags, needs, run_cli, wait_until
-from lagassign.case import parse_case
+from lagassign.core.case import parse_case
 from lagassign.kafka.admin import AdminHook
 from lagassign.kafka.groupsfile import AssignGroup
 from lagassign.kafka.plans import PlanStore
 from lagassign.kafka.snapshot import take_snapshot
-from lagassign.snapshot import read_snapshot
+from lagassign.tables.snapshot import read_snapshot
 
 pytestmark = pytest.mark.kafka
 
@@ -35,8 +35,14 @@ def cluster(module_kit: Kit) -> dict:
     with PlanStore(kit.config(), plans) as store:
         store.publish(skewed, "lag", plan)
     declared = AssignGroup(skewed, {"w0": (orders,), "w1": (orders,)}, "earliest")
-    return {"orders": orders, "plans": plans, "skewed": skewed, "offsets_only": offsets_only,
-            "declared": declared, "plan": plan}
+    return {
+        "orders": orders,
+        "plans": plans,
+        "skewed": skewed,
+        "offsets_only": offsets_only,
+        "declared": declared,
+        "plan": plan,
+    }
 
 
 def _snapshot(kit: Kit, cluster: dict, regex: str, declared=(), **kw):
@@ -66,7 +72,7 @@ def test_snapshot_matches_what_was_produced_and_committed(module_kit: Kit, clust
         assert [[a["topic"], a["partition"]] for a in members[iid]["assignment"]] == pairs
         assert members[iid]["topics"] == [cluster["orders"]]
 
-    # Written exactly as lagassign.snapshot reads it, and every group becomes a valid case.
+    # Written exactly as lagassign.tables.snapshot reads it, and every group becomes a valid case.
     snap.write(tmp_path)
     cases = {row["group"]: case for row, case in read_snapshot(tmp_path)}
     parsed = parse_case(cases[cluster["skewed"]])
@@ -92,10 +98,19 @@ def test_subscribed_members_are_described(module_kit: Kit, cluster: dict) -> Non
     from confluent_kafka import Consumer
 
     group = module_kit.name("live")
-    consumer = Consumer(module_kit.config({
-        "group.id": group, "client.id": "live-client", "enable.auto.commit": False,
-        "auto.offset.reset": "earliest", "partition.assignment.strategy": "range",
-        "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}))
+    consumer = Consumer(
+        module_kit.config(
+            {
+                "group.id": group,
+                "client.id": "live-client",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "partition.assignment.strategy": "range",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+            }
+        )
+    )
     try:
         consumer.subscribe([cluster["orders"]])
         wait_until(lambda: consumer.poll(0.2) is not None and consumer.assignment(), timeout=30)
@@ -126,16 +141,30 @@ def test_cli_snapshot_writes_tables_and_keeps_secrets_out(module_kit: Kit, clust
     groups_file = tmp_path / "groups.yaml"
     groups_file.write_text(
         f"groups:\n  - group: {cluster['skewed']}\n    topics: [{cluster['orders']}]\n"
-        f"    instances: [w0, w1]\n")
+        f"    instances: [w0, w1]\n"
+    )
     props = tmp_path / "client.properties"
     props.write_text("# a properties file\nssl.key.password=pr0ps-secret\nclient.id=from-props\n")
     out = tmp_path / "snap"
-    result = run_cli("snapshot", *config_flags(module_kit.broker), "--config", "sasl.password=hunter2-secret",
-                     "--config-file", str(props), "--groups", f"{module_kit.prefix}-skewed",
-                     "--groups-file", str(groups_file), "--auto-offset-reset", "earliest",
-                     "--plan-topic", cluster["plans"], "--out", str(out),
-                     env={"LAGASSIGN_KAFKA_SASL_USERNAME": "alice",
-                          "LAGASSIGN_KAFKA_SSL_KEY_PEM": "env-secret"})
+    result = run_cli(
+        "snapshot",
+        *config_flags(module_kit.broker),
+        "--config",
+        "sasl.password=hunter2-secret",
+        "--config-file",
+        str(props),
+        "--groups",
+        f"{module_kit.prefix}-skewed",
+        "--groups-file",
+        str(groups_file),
+        "--auto-offset-reset",
+        "earliest",
+        "--plan-topic",
+        cluster["plans"],
+        "--out",
+        str(out),
+        env={"LAGASSIGN_KAFKA_SASL_USERNAME": "alice", "LAGASSIGN_KAFKA_SSL_KEY_PEM": "env-secret"},
+    )
     assert result.returncode == 0, result.stderr
     assert "1 groups (0 failed)" in result.stdout
     manifest = json.loads((out / "manifest.json").read_text())

@@ -58,8 +58,9 @@ def test_a_group_that_changed_since_its_snapshot_is_skipped_with_the_reason(setu
     decisions = store.get_plan(plan_id)["groups"]
     assert {g["group"]: g["decision"]["go"] for g in decisions}[group] is True
     # A fourth instance is declared after the snapshot: the plan would leave it idle.
-    groups_file.write_text(groups_file.read_text().replace("instances: [w0, w1, w2]",
-                                                           "instances: [w0, w1, w2, w3]"))
+    groups_file.write_text(
+        groups_file.read_text().replace("instances: [w0, w1, w2]", "instances: [w0, w1, w2, w3]")
+    )
     go = [g["decision"] for g in decisions]
     outcomes = publish_step(store, plan_id, go, config, params, log=lambda _m: None)
     (mine,) = [o for o in outcomes if o["group"] == group]
@@ -84,21 +85,30 @@ def test_a_plan_older_than_the_one_in_force_is_refused_unless_forced(setup):
     def go(plan_id):
         return [g["decision"] for g in store.get_plan(plan_id)["groups"]]
 
-    (first,) = [o for o in publish_step(store, newer, go(newer), config, params, log=lambda _m: None)
-                if o["group"] == group]
+    (first,) = [
+        o
+        for o in publish_step(store, newer, go(newer), config, params, log=lambda _m: None)
+        if o["group"] == group
+    ]
     assert first["published"] is True and first["version"] == 2
 
     # The older plan computes another assignment from the same offsets only by chance; make it
     # differ so "unchanged" cannot hide the staleness check.
     store.record_evaluations(older, _with_assignment_reversed(store.get_plan(older), group))
-    (stale,) = [o for o in publish_step(store, older, go(older), config, params, log=lambda _m: None)
-                if o["group"] == group]
-    assert stale["published"] is False and "older than" in stale["reason"]
+    (stale,) = [
+        o
+        for o in publish_step(store, older, go(older), config, params, log=lambda _m: None)
+        if o["group"] == group
+    ]
+    assert stale["published"] is False and "published after this run's snapshot" in stale["reason"]
     assert _newest(config, group).version == 2
 
     forced = replace(params, force=True)
-    (again,) = [o for o in publish_step(store, older, go(older), config, forced, log=lambda _m: None)
-                if o["group"] == group]
+    (again,) = [
+        o
+        for o in publish_step(store, older, go(older), config, forced, log=lambda _m: None)
+        if o["group"] == group
+    ]
     assert again["published"] is True and again["version"] == 3
     assert _newest(config, group).version == 3
 
@@ -111,17 +121,21 @@ def _with_assignment_reversed(plan, group):
         for r in g["results"]:
             if g["group"] == group and r["strategy"] == g["decision"]["chosen"]:
                 ids = sorted(r["assignment"])
-                r = {**r, "assignment": dict(zip(ids, [r["assignment"][i] for i in reversed(ids)],
-                                                 strict=True))}
+                r = {
+                    **r,
+                    "assignment": dict(zip(ids, [r["assignment"][i] for i in reversed(ids)], strict=True)),
+                }
             results.append(r)
-        out.append({k: g[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag")}
-                   | {"results": results})
+        out.append(
+            {k: g[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag")}
+            | {"results": results}
+        )
     return out
 
 
-def test_versions_only_grow_when_two_runs_publish_the_same_group(setup):
-    """A run that reserved its version before another run published a newer one loses: its
-    publication is marked failed with the reason, and the topic keeps the newer version."""
+def test_the_first_run_to_reserve_a_version_wins_and_the_other_says_why(setup):
+    """Two runs publish the same group: the one that reserved its version first publishes it;
+    the other one, which saw the same plan in force, makes no version and records why."""
     from lagassign.pipeline import publish_step
 
     config, params, store, prefix, _groups_file, tmp = setup
@@ -129,22 +143,35 @@ def test_versions_only_grow_when_two_runs_publish_the_same_group(setup):
     first = _plan_until_gate(store, config, params, tmp / "first")
     time.sleep(1.1)
     second = _plan_until_gate(store, config, params, tmp / "second")
-    # The first run reserved version 2 and then stalled before writing the topic...
+    # The first run reserved version 2 and then paused before writing the topic...
     reserved = store.mark_publication_pending(first, group, min_version=2)
     assert reserved["version"] == 2
-    # ...while the second run went all the way: it gets version 3.
+    # ...while the second run, with another assignment, tries to publish too: it must not.
     store.record_evaluations(second, _with_assignment_reversed(store.get_plan(second), group))
 
     def go(plan_id):
         return [g["decision"] for g in store.get_plan(plan_id)["groups"]]
 
-    (done,) = [o for o in publish_step(store, second, go(second), config, params, log=lambda _m: None)
-               if o["group"] == group]
-    assert done["published"] is True and done["version"] == 3
-    (late,) = [o for o in publish_step(store, first, go(first), config, params, log=lambda _m: None)
-               if o["group"] == group]
-    assert late["published"] is False and "not above the published version 3" in late["reason"]
-    assert _newest(config, group).version == 3
-    states = {p["version"]: p["state"] for g in store.get_plan(first)["groups"] if g["group"] == group
-              for p in g["publications"]}
-    assert states == {2: "failed"}
+    (lost,) = [
+        o
+        for o in publish_step(store, second, go(second), config, params, log=lambda _m: None)
+        if o["group"] == group
+    ]
+    assert lost["published"] is False
+    assert f"version 2 is being published by plan {first}" in lost["reason"]
+    assert _newest(config, group).version == 1
+    (done,) = [
+        o
+        for o in publish_step(store, first, go(first), config, params, log=lambda _m: None)
+        if o["group"] == group
+    ]
+    assert done["published"] is True and done["version"] == 2
+    assert _newest(config, group).version == 2
+    ledger = {
+        (g["group"], p["version"], p["state"])
+        for plan_id in (first, second)
+        for g in store.get_plan(plan_id)["groups"]
+        if g["group"] == group
+        for p in g["publications"]
+    }
+    assert ledger == {(group, 2, "published")}

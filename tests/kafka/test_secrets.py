@@ -30,14 +30,36 @@ def test_a_secret_appears_nowhere(broker, tmp_path):
     db = tmp_path / "audit.db"
     # The broker ignores SASL settings on a plaintext listener; librdkafka still holds them.
     secret_flags = ["--config", f"sasl.password={SECRET}", "--config", "sasl.username=planner"]
-    run = run_cli("plan", *config_flags(broker), *secret_flags, "--groups", "^$",
-                  "--groups-file", str(groups_file), "--apply", "--base-dir", str(tmp_path / "runs"),
-                  "--db", f"sqlite:///{db}", "--verbose")
+    run = run_cli(
+        "plan",
+        *config_flags(broker),
+        *secret_flags,
+        "--groups",
+        "^$",
+        "--groups-file",
+        str(groups_file),
+        "--apply",
+        "--base-dir",
+        str(tmp_path / "runs"),
+        "--db",
+        f"sqlite:///{db}",
+        "--verbose",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "published" in run.stderr  # the run did its work, so every place below was written
 
-    failing = run_cli("plan", "--bootstrap-server", "127.0.0.1:1", *secret_flags, "--timeout", "2",
-                      "--base-dir", str(tmp_path / "runs2"), "--db", f"sqlite:///{db}")
+    failing = run_cli(
+        "plan",
+        "--bootstrap-server",
+        "127.0.0.1:1",
+        *secret_flags,
+        "--timeout",
+        "2",
+        "--base-dir",
+        str(tmp_path / "runs2"),
+        "--db",
+        f"sqlite:///{db}",
+    )
     assert failing.returncode != 0
 
     places = {

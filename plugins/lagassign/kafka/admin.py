@@ -29,17 +29,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from .errors import BrokerUnavailableError
+from .connection import first_metadata, with_collector
+from .errors import BrokerUnavailableError, reason
 
 Progress = Callable[[int, int], None]
-
-
-def reason(exc: BaseException) -> str:
-    """librdkafka's message of an exception (KafkaError.str()), else str(exc)."""
-    err = exc.args[0] if exc.args else None
-    if hasattr(err, "str"):
-        return err.str()
-    return str(exc) or type(exc).__name__
 
 
 def _retriable(exc: BaseException) -> bool:
@@ -49,16 +42,27 @@ def _retriable(exc: BaseException) -> bool:
     if not isinstance(err, KafkaError):
         return False
     return err.retriable() or err.code() in (
-        KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-        KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.NOT_COORDINATOR, KafkaError.REQUEST_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.REQUEST_TIMED_OUT,
     )
 
 
 class AdminHook:
     """One AdminClient for one snapshot, with the bounds and the call counter the benchmark reads."""
 
-    def __init__(self, config: Mapping[str, Any], timeout: float = 30.0, retries: int = 2,
-                 concurrency: int = 64, describe_batch: int = 100, offsets_batch: int = 10_000) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        timeout: float = 30.0,
+        retries: int = 2,
+        concurrency: int = 64,
+        describe_batch: int = 100,
+        offsets_batch: int = 10_000,
+    ) -> None:
         from confluent_kafka.admin import AdminClient
 
         self.config = dict(config)
@@ -68,7 +72,8 @@ class AdminHook:
         self.describe_batch = describe_batch
         self.offsets_batch = offsets_batch
         self.calls: Counter[str] = Counter()
-        self.admin = AdminClient(self.config)
+        conf, self.auth = with_collector(self.config)
+        self.admin = AdminClient(conf)
 
     @property
     def total_calls(self) -> int:
@@ -76,28 +81,17 @@ class AdminHook:
 
     # -- cluster -------------------------------------------------------------------------
     def metadata(self) -> Any:
-        """Cluster metadata; BrokerUnavailableError after ``retries`` more attempts."""
-        from confluent_kafka import KafkaException
+        """Cluster metadata: KafkaAuthError at once on bad credentials or TLS, else
+        BrokerUnavailableError when the cluster does not answer within ``timeout``."""
 
-        last = ""
-        for attempt in range(self.retries + 1):
+        def counted() -> None:
             self.calls["list_topics"] += 1
-            try:
-                md = self.admin.list_topics(timeout=self.timeout)
-                if md.brokers:
-                    return md
-                last = "no brokers in metadata"
-            except KafkaException as exc:
-                last = reason(exc)
-            if attempt < self.retries:
-                time.sleep(min(1.0 * (attempt + 1), self.timeout))
-        servers = self.config.get("bootstrap.servers")
-        raise BrokerUnavailableError(
-            f"cannot reach Kafka at {servers}: {last} ({self.retries + 1} attempts, {self.timeout:.0f}s each)"
-        )
+
+        return first_metadata(self.admin, self.config, self.auth, self.timeout, counted)
 
     def list_groups(self) -> tuple[list[Any], list[str]]:
         """(group listings, errors) of every group the cluster lists."""
+
         def call() -> Any:
             self.calls["list_consumer_groups"] += 1
             return self.admin.list_consumer_groups(request_timeout=self.timeout)
@@ -108,8 +102,10 @@ class AdminHook:
     # -- groups --------------------------------------------------------------------------
     def describe(self, group_ids: Sequence[str]) -> dict[str, Any]:
         """group id -> ConsumerGroupDescription, or the exception that describing it raised."""
-        batches = [list(group_ids[i:i + self.describe_batch])
-                   for i in range(0, len(group_ids), self.describe_batch)]
+        batches = [
+            list(group_ids[i : i + self.describe_batch])
+            for i in range(0, len(group_ids), self.describe_batch)
+        ]
 
         def submit(batch: list[str]) -> dict[str, Future]:
             self.calls["describe_consumer_groups"] += 1
@@ -123,8 +119,9 @@ class AdminHook:
 
         def submit(gid: str) -> dict[str, Future]:
             self.calls["list_consumer_group_offsets"] += 1
-            return self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)],
-                                                          request_timeout=self.timeout)
+            return self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(gid)], request_timeout=self.timeout
+            )
 
         found = self._fan_out(list(group_ids), submit, progress, keys=lambda gid: [gid])
         return {gid: (r if isinstance(r, BaseException) else r.topic_partitions) for gid, r in found.items()}
@@ -136,12 +133,13 @@ class AdminHook:
 
         spec = OffsetSpec.earliest() if which == "earliest" else OffsetSpec.latest()
         tps = sorted(set(partitions))
-        batches = [tps[i:i + self.offsets_batch] for i in range(0, len(tps), self.offsets_batch)]
+        batches = [tps[i : i + self.offsets_batch] for i in range(0, len(tps), self.offsets_batch)]
 
         def submit(batch: list[tuple[str, int]]) -> dict[tuple[str, int], Future]:
             self.calls["list_offsets"] += 1
-            futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in batch},
-                                              request_timeout=self.timeout)
+            futures = self.admin.list_offsets(
+                {TopicPartition(t, p): spec for t, p in batch}, request_timeout=self.timeout
+            )
             return {(tp.topic, tp.partition): f for tp, f in futures.items()}
 
         found = self._fan_out(batches, submit)
@@ -163,9 +161,13 @@ class AdminHook:
             time.sleep(0.5 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _fan_out(self, items: Sequence[Any], submit: Callable[[Any], Mapping[Any, Future]],
-                 progress: Progress | None = None,
-                 keys: Callable[[Any], Iterable[Any]] = lambda item: item) -> dict[Any, Any]:
+    def _fan_out(
+        self,
+        items: Sequence[Any],
+        submit: Callable[[Any], Mapping[Any, Future]],
+        progress: Progress | None = None,
+        keys: Callable[[Any], Iterable[Any]] = lambda item: item,
+    ) -> dict[Any, Any]:
         """Submit every item with at most ``concurrency`` requests in flight; retry retriable failures.
 
         ``submit(item)`` sends one request and returns {key: future}; ``keys(item)`` names the
@@ -184,8 +186,12 @@ class AdminHook:
             all_done = threading.Event()
             pending = [1]  # 1 = the submitting loop itself, released after it
 
-            def finished(first_round: bool = attempt == 0, gate: threading.Semaphore = gate,
-                         pending: list[int] = pending, all_done: threading.Event = all_done) -> None:
+            def finished(
+                first_round: bool = attempt == 0,
+                gate: threading.Semaphore = gate,
+                pending: list[int] = pending,
+                all_done: threading.Event = all_done,
+            ) -> None:
                 gate.release()
                 with lock:
                     pending[0] -= 1
@@ -219,14 +225,14 @@ class AdminHook:
                 raise BrokerUnavailableError(f"Kafka requests stalled for over {self.timeout * 2:.0f}s")
             retry: list[Any] = []
             for item, key, fut in outstanding:
-                exc = fut.exception()
-                if exc is None:
+                failure = fut.exception()
+                if failure is None:
                     results[key] = fut.result()
-                elif attempt < self.retries and _retriable(exc):
+                elif attempt < self.retries and _retriable(failure):
                     if not retry or retry[-1] is not item:
                         retry.append(item)
                 else:
-                    results[key] = exc
+                    results[key] = failure
             if not retry:
                 break
             todo = retry

@@ -17,33 +17,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.secrets import MASK, is_secret, mask_text
 from .errors import KafkaConfigError
 
 ENV_PREFIX = "LAGASSIGN_KAFKA_"
-MASK = "***"
-
-# Keys librdkafka documents as secret, plus any key with these words in it (a new SASL
-# mechanism's secret then stays masked without a code change).
-SECRET_KEYS = frozenset({
-    "sasl.password",
-    "sasl.oauthbearer.client.secret",
-    "sasl.oauthbearer.config",
-    "sasl.oauthbearer.assertion.private.key.passphrase",
-    "sasl.oauthbearer.assertion.private.key.pem",
-    "sasl.kerberos.keytab",
-    "ssl.key.password",
-    "ssl.key.pem",
-    "ssl_key",
-    "ssl.keystore.password",
-    "ssl.truststore.password",
-})
-_SECRET_WORDS = re.compile(r"password|secret|passphrase|token|credential|private|jaas|(^|[._])key([._]pem|$)")
-
-
-def is_secret(key: str) -> bool:
-    """True when the value of ``key`` must be masked."""
-    k = key.lower()
-    return k in SECRET_KEYS or bool(_SECRET_WORDS.search(k))
+__all__ = [
+    "MASK",
+    "build_config",
+    "check",
+    "from_env",
+    "is_secret",
+    "load_properties",
+    "mask_text",
+    "parse_pairs",
+    "redact",
+]
 
 
 def redact(conf: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,14 +48,6 @@ def redact(conf: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = f"<{type(value).__name__}>"
     return out
-
-
-def mask_text(text: str, conf: Mapping[str, Any]) -> str:
-    """``text`` with every secret value of ``conf`` replaced by ``***`` (for error messages)."""
-    for key, value in conf.items():
-        if is_secret(key) and isinstance(value, str) and value:
-            text = text.replace(value, MASK)
-    return text
 
 
 def parse_pairs(pairs: Iterable[str]) -> dict[str, str]:
@@ -109,7 +89,7 @@ def from_env(environ: Mapping[str, str] | None = None, prefix: str = ENV_PREFIX)
     conf: dict[str, str] = {}
     for name, value in environ.items():
         if name.startswith(prefix) and len(name) > len(prefix):
-            key = name[len(prefix):].lower().replace("__", "\0").replace("_", ".").replace("\0", "_")
+            key = name[len(prefix) :].lower().replace("__", "\0").replace("_", ".").replace("\0", "_")
             conf[key] = value
     return conf
 

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.lag import RESET_POLICIES
 from .errors import GroupsFileError
-
-RESET_POLICIES = ("earliest", "latest", "none")
 
 
 @dataclass(frozen=True)
@@ -108,8 +107,31 @@ def parse_groups(data: Any, source: str = "groups file") -> list[AssignGroup]:
     return groups
 
 
+def _strict_loader() -> Any:
+    """A safe YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
+    last one silently: an instance listed twice would vanish without a word)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{key!r} is listed twice in one mapping", key_node.start_mark
+                )
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return StrictLoader
+
+
 def load_groups_file(path: str | Path) -> list[AssignGroup]:
-    """Read and validate a groups file (YAML)."""
+    """Read and validate a groups file (YAML); a key given twice in a mapping is refused."""
     import yaml
 
     try:
@@ -119,7 +141,7 @@ def load_groups_file(path: str | Path) -> list[AssignGroup]:
     except UnicodeDecodeError:
         raise GroupsFileError(f"groups file {path} is not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_strict_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -1,4 +1,4 @@
-"""Snapshot of a cluster's consumer groups into the tables of ``lagassign.snapshot``.
+"""Snapshot of a cluster's consumer groups into the tables of ``lagassign.tables.snapshot``.
 
 Two kinds of groups:
 
@@ -6,9 +6,13 @@ Two kinds of groups:
   hosts and assignments come from describe groups; committed offsets from the group. The
   AdminClient API exposes a member's assignment, not its subscription, so a member's topics are
   the topics of its assignment, or all the group's topics when it owns nothing.
-* ``assign``: declared in the groups file (their consumers never join, so the broker cannot list
-  them). Members are the declared instances; their current assignment is the group's newest
-  published plan.
+* ``assign``: groups whose instances announce themselves on the status topic
+  (``lagassign.client.PlanConsumer``), and groups declared in the groups file (their consumers
+  never join, so the broker cannot tell who they are). Members are the live instances (those a
+  groups file lists, when it pins instances); a declared group whose instances never announced
+  has the declared instances as members. Their current assignment is the group's newest
+  published plan, whose version the group row keeps (``plan_version``): publishing refuses a
+  plan when a newer one appeared since.
 
 A group's partitions are every partition of its topics (members' topics and topics with a
 committed offset); begin and end offsets are read once per partition for all groups. A group
@@ -18,7 +22,6 @@ the failures. Secrets in the settings never reach the manifest (``config.redact`
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,75 +29,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CaseError
-from ..lag import partition_lag
-from ..snapshot import GROUPS, MANIFEST, MEMBERS, PARTITIONS
-from .admin import AdminHook, Progress, reason
+from ..core.clock import now_text
+from ..core.errors import CaseError
+from ..core.lag import RESET_POLICIES, partition_lag
+from ..core.liveness import Liveness
+from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..tables.snapshot import Snapshot
+from .admin import AdminHook, Progress
 from .config import redact
-from .errors import KafkaConfigError
+from .errors import KafkaConfigError, reason
 from .groupsfile import AssignGroup
-from .plans import PLAN_TOPIC, PlanStore, utc_now
-
-RESET_POLICIES = ("earliest", "latest", "none")
+from .plans import PlanStore
+from .status import now_ms, read_status
 
 # Kafka's own names for group states (kafka-consumer-groups.sh prints these).
 _STATES = {
-    "UNKNOWN": "Unknown", "PREPARING_REBALANCING": "PreparingRebalance",
-    "COMPLETING_REBALANCING": "CompletingRebalance", "STABLE": "Stable", "DEAD": "Dead", "EMPTY": "Empty",
+    "UNKNOWN": "Unknown",
+    "PREPARING_REBALANCING": "PreparingRebalance",
+    "COMPLETING_REBALANCING": "CompletingRebalance",
+    "STABLE": "Stable",
+    "DEAD": "Dead",
+    "EMPTY": "Empty",
 }
-
-
-def _arrow_schemas() -> dict[str, Any]:
-    import pyarrow as pa
-
-    tp = pa.struct([("topic", pa.string()), ("partition", pa.int32())])
-    return {
-        GROUPS: pa.schema([("group", pa.string()), ("kind", pa.string()), ("state", pa.string()),
-                           ("protocol", pa.string()), ("auto_offset_reset", pa.string()),
-                           ("error", pa.string())]),
-        PARTITIONS: pa.schema([("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-                               ("begin", pa.int64()), ("end", pa.int64()), ("committed", pa.int64()),
-                               ("lag", pa.int64())]),
-        MEMBERS: pa.schema([("group", pa.string()), ("member_id", pa.string()), ("instance_id", pa.string()),
-                            ("client_id", pa.string()), ("host", pa.string()),
-                            ("topics", pa.list_(pa.string())), ("assignment", pa.list_(tp))]),
-    }
-
-
-@dataclass
-class Snapshot:
-    """The rows of the three tables and the manifest, before they are written."""
-
-    groups: list[dict[str, Any]] = field(default_factory=list)
-    partitions: list[dict[str, Any]] = field(default_factory=list)
-    members: list[dict[str, Any]] = field(default_factory=list)
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    def cases(self) -> dict[str, dict[str, Any] | None]:
-        """Each group's case (None for a group that failed), as the snapshot readers build it."""
-        from ..snapshot import case_from_rows
-
-        out: dict[str, dict[str, Any] | None] = {}
-        for grow in self.groups:
-            name = grow["group"]
-            out[name] = None if grow.get("error") else case_from_rows(
-                name, [r for r in self.partitions if r["group"] == name],
-                [r for r in self.members if r["group"] == name], grow.get("auto_offset_reset"))
-        return out
-
-    def write(self, out: str | Path) -> Path:
-        """Write groups/partitions/members Parquet and manifest.json into ``out`` (created)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        schemas = _arrow_schemas()
-        for name, rows in ((GROUPS, self.groups), (PARTITIONS, self.partitions), (MEMBERS, self.members)):
-            table = pa.Table.from_pylist(rows, schema=schemas[name])
-            pq.write_table(table, folder / name)
-        (folder / MANIFEST).write_text(json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
-        return folder
 
 
 def compile_regex(pattern: str | None) -> re.Pattern[str] | None:
@@ -122,154 +78,96 @@ def take_snapshot(
     plan_topic: str = PLAN_TOPIC,
     progress: Progress | None = None,
     log: Callable[[str], None] | None = None,
+    status_topic: str = STATUS_TOPIC,
+    session_timeout_ms: int | None = None,
+    plans: Mapping[str, Any] | None = None,
 ) -> Snapshot:
-    """Read the cluster through ``hook`` and build the snapshot rows (nothing is written)."""
+    """Read the cluster through ``hook`` and build the snapshot rows (nothing is written).
+
+    The reads come first (metadata, statuses, group listing and descriptions, committed
+    offsets, plans, then begin and end offsets once per partition); the rows are built from
+    them by the pure functions below. ``plans`` (group -> plan in force): when the caller has
+    read the plans topic already."""
     if auto_offset_reset not in RESET_POLICIES:
         raise KafkaConfigError(f"--auto-offset-reset must be one of {', '.join(RESET_POLICIES)}")
     regex = compile_regex(groups_regex)
     say = log or (lambda _m: None)
     started = time.monotonic()
-    snapshot_at = utc_now()
+    snapshot_at = now_text()
     warnings: list[str] = []
 
     md = hook.metadata()
     topic_parts = {name: sorted(t.partitions) for name, t in md.topics.items() if t.error is None}
     declared = {g.group: g for g in assign_groups}
-
+    liveness = Liveness(session_timeout_ms)
+    try:
+        liveness = read_status(hook.config, status_topic, hook.timeout, session_timeout_ms=session_timeout_ms)
+    except Exception as exc:  # no liveness: declared groups keep their declared instances
+        warnings.append(f"reading statuses from {status_topic}: {reason(exc)}")
+    announced = {g for g in liveness.groups() if regex is None or regex.fullmatch(g)}
+    assign_ids = sorted(set(declared) | announced)
     listings, list_errors = hook.list_groups()
     warnings += [f"list groups: {e}" for e in list_errors]
-    discovered = sorted({
-        g.group_id for g in listings
-        if g.group_id not in declared and (regex is None or regex.fullmatch(g.group_id))
-    })
-    all_ids = discovered + sorted(declared)
-    say(f"{len(discovered)} discovered and {len(declared)} declared groups")
-
+    discovered = sorted(
+        {
+            g.group_id
+            for g in listings
+            if g.group_id not in assign_ids and (regex is None or regex.fullmatch(g.group_id))
+        }
+    )
+    say(
+        f"{len(discovered)} discovered and {len(assign_ids)} assign()-mode groups "
+        f"({len(declared)} declared, {len(announced)} announced on {status_topic})"
+    )
+    all_ids = discovered + assign_ids
     descriptions = hook.describe(all_ids) if all_ids else {}
     committed = hook.committed(all_ids, progress) if all_ids else {}
-
-    plans: dict[str, Any] = {}
-    if declared:
+    known_plans = dict(plans) if plans is not None else {}
+    if assign_ids and plans is None:
         try:
             with PlanStore(hook.config, plan_topic, hook.timeout) as store:
-                plans = store.read(declared)
+                known_plans = store.read(assign_ids)
         except Exception as exc:  # assignments stay empty; the manifest says why
             warnings.append(f"reading plans from {plan_topic}: {reason(exc)}")
 
-    # Per group: its topics, its committed offsets, its members; errors as they appear.
-    group_rows: dict[str, dict[str, Any]] = {}
-    group_topics: dict[str, list[str]] = {}
-    group_commits: dict[str, dict[tuple[str, int], int | None]] = {}
-    members: list[dict[str, Any]] = []
-    for gid in all_ids:
-        spec = declared.get(gid)
-        reset = spec.auto_offset_reset if spec and spec.auto_offset_reset else auto_offset_reset
-        row: dict[str, Any] = {
-            "group": gid, "kind": "assign" if spec else "subscribe", "state": None, "protocol": None,
-            "auto_offset_reset": reset, "error": None,
-        }
-        group_rows[gid] = row
-        errors: list[str] = []
-        desc = descriptions.get(gid)
-        if isinstance(desc, BaseException) or desc is None:
-            if spec is None:  # a subscribe group without its description has no members
-                errors.append(f"describe failed: {reason(desc) if desc is not None else 'no answer'}")
-        else:
-            row["state"] = _state_name(getattr(desc, "state", None))
-            row["protocol"] = desc.partition_assignor or None
-        commits: dict[tuple[str, int], int | None] = {}
-        got = committed.get(gid)
-        if isinstance(got, BaseException) or got is None:
-            errors.append(f"committed offsets: {reason(got) if got is not None else 'no answer'}")
-        else:
-            for tp in got:
-                if tp.error is not None:
-                    why = reason(Exception(tp.error))
-                    errors.append(f"committed offset of {tp.topic}-{tp.partition}: {why}")
-                commits[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
-        group_commits[gid] = commits
-
-        topics: set[str] = {t for t, _ in commits}
-        if spec is not None:
-            topics |= set(spec.topics)
-            plan = plans.get(gid)
-            for iid, iid_topics in spec.instances.items():
-                owned = plan.partitions_of(iid) if plan is not None else []
-                members.append({
-                    "group": gid, "member_id": iid, "instance_id": iid, "client_id": None, "host": None,
-                    "topics": list(iid_topics),
-                    "assignment": [{"topic": t, "partition": p} for t, p in owned],
-                })
-            missing = [t for t in spec.topics if t not in topic_parts]
-            if missing:
-                errors.append(f"declared topic(s) {', '.join(missing)} do not exist")
-        elif not isinstance(desc, BaseException) and desc is not None:
-            described = []
-            for m in desc.members or []:
-                tps = sorted({(tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or [])})
-                topics |= {t for t, _ in tps}
-                described.append((m, tps))
-            for m, tps in described:
-                members.append({
-                    "group": gid, "member_id": m.member_id, "instance_id": m.group_instance_id or None,
-                    "client_id": m.client_id, "host": m.host,
-                    "topics": sorted({t for t, _ in tps}) or None,  # filled in below
-                    "assignment": [{"topic": t, "partition": p} for t, p in tps],
-                })
-        gone = sorted(t for t in topics if t not in topic_parts)
-        if gone and spec is None:
-            warnings.append(f"group {gid}: committed offsets for deleted topic(s) {', '.join(gone)} skipped")
-        group_topics[gid] = sorted(t for t in topics if t in topic_parts)
-        if errors:
-            row["error"] = "; ".join(errors)
-    for m in members:
-        if m["topics"] is None:  # a member that owns nothing: assume the group's topics
-            m["topics"] = group_topics[m["group"]]
-
-    # Begin and end offsets, once per partition for every group.
-    needed = {(t, p) for gid in all_ids for t in group_topics[gid] for p in topic_parts[t]}
+    now = now_ms()
+    groups = [
+        build_group(
+            gid,
+            declared.get(gid),
+            gid in assign_ids,
+            auto_offset_reset,
+            descriptions.get(gid),
+            committed.get(gid),
+            known_plans.get(gid),
+            liveness,
+            now,
+            topic_parts,
+        )
+        for gid in all_ids
+    ]
+    for g in groups:
+        warnings += g.warnings
+    needed = {(t, p) for g in groups for t in g.topics for p in topic_parts[t]}
     say(f"reading offsets of {len(needed)} partitions")
     begins = hook.offsets(needed, "earliest") if needed else {}
     ends = hook.offsets(needed, "latest") if needed else {}
+    partitions = [row for g in groups for row in g.partition_rows(topic_parts, begins, ends)]
 
-    partitions: list[dict[str, Any]] = []
-    for gid in all_ids:
-        row = group_rows[gid]
-        errors = [row["error"]] if row["error"] else []
-        commits = group_commits[gid]
-        for t in group_topics[gid]:
-            for p in topic_parts[t]:
-                begin, end = begins.get((t, p)), ends.get((t, p))
-                bad = [v for v in (begin, end) if isinstance(v, BaseException) or v is None]
-                if bad:
-                    why = reason(bad[0]) if bad[0] is not None else "no answer"
-                    errors.append(f"offsets of {t}-{p}: {why}")
-                    begin = begin if isinstance(begin, int) else None
-                    end = end if isinstance(end, int) else None
-                c = commits.get((t, p))
-                lag = None
-                if end is not None and not bad:
-                    try:
-                        lag = partition_lag(end, c, begin, row["auto_offset_reset"])
-                    except CaseError as exc:
-                        errors.append(f"{t}-{p}: {exc}")
-                partitions.append({"group": gid, "topic": t, "partition": p, "begin": begin, "end": end,
-                                   "committed": c, "lag": lag})
-        if errors:
-            row["error"] = "; ".join(dict.fromkeys(errors))
-
-    rows = [group_rows[g] for g in all_ids]
+    rows = [g.row for g in groups]
+    members = [m for g in groups for m in g.members]
     failed = [{"group": r["group"], "error": r["error"]} for r in rows if r["error"]]
     manifest = {
         "cluster_id": md.cluster_id,
         "bootstrap_servers": hook.config.get("bootstrap.servers"),
         "snapshot_at": snapshot_at,
-        "finished_at": utc_now(),
+        "finished_at": now_text(),
         "duration_s": round(time.monotonic() - started, 3),
         "groups_regex": groups_regex,
         "declared_groups": sorted(declared),
         "auto_offset_reset": auto_offset_reset,
         "plan_topic": plan_topic,
+        "status_topic": status_topic,
         "counts": {
             "groups": len(rows),
             "subscribe": sum(r["kind"] == "subscribe" for r in rows),
@@ -277,7 +175,7 @@ def take_snapshot(
             "failed": len(failed),
             "partitions": len(partitions),
             "members": len(members),
-            "topics": len({t for g in all_ids for t in group_topics[g]}),
+            "topics": len({t for g in groups for t in g.topics}),
         },
         "failed": failed,
         "warnings": warnings,
@@ -285,6 +183,185 @@ def take_snapshot(
         "config": redact({k: v for k, v in hook.config.items() if k != "logger"}),
     }
     return Snapshot(rows, partitions, members, manifest)
+
+
+# -- one group's rows, from what was read (pure) ------------------------------------------------
+
+
+@dataclass
+class GroupRows:
+    """One group's snapshot rows as they are built: its row, members, topics, commits, errors."""
+
+    row: dict[str, Any]
+    members: list[dict[str, Any]] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    commits: dict[tuple[str, int], int | None] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def partition_rows(
+        self, topic_parts: Mapping[str, list[int]], begins: Mapping[Any, Any], ends: Mapping[Any, Any]
+    ) -> list[dict[str, Any]]:
+        """Every partition of the group's topics with its offsets and lag; errors go to the row."""
+        gid, reset = self.row["group"], self.row["auto_offset_reset"]
+        out = []
+        for t in self.topics:
+            for p in topic_parts[t]:
+                begin, end = begins.get((t, p)), ends.get((t, p))
+                bad = [v for v in (begin, end) if isinstance(v, BaseException) or v is None]
+                if bad:
+                    why = reason(bad[0]) if bad[0] is not None else "no answer"
+                    self.errors.append(f"offsets of {t}-{p}: {why}")
+                    begin = begin if isinstance(begin, int) else None
+                    end = end if isinstance(end, int) else None
+                c = self.commits.get((t, p))
+                lag = None
+                if end is not None and not bad:
+                    try:
+                        lag = partition_lag(end, c, begin, reset)
+                    except CaseError as exc:
+                        self.errors.append(f"{t}-{p}: {exc}")
+                out.append(
+                    {
+                        "group": gid,
+                        "topic": t,
+                        "partition": p,
+                        "begin": begin,
+                        "end": end,
+                        "committed": c,
+                        "lag": lag,
+                    }
+                )
+        self.row["error"] = "; ".join(dict.fromkeys(self.errors)) or None
+        return out
+
+
+def build_group(
+    gid: str,
+    spec: AssignGroup | None,
+    assign: bool,
+    default_reset: str,
+    desc: Any,
+    got: Any,
+    plan: Any,
+    liveness: Liveness,
+    now: int,
+    topic_parts: Mapping[str, list[int]],
+) -> GroupRows:
+    """One group's row and members from its description, committed offsets and plan."""
+    reset = spec.auto_offset_reset if spec and spec.auto_offset_reset else default_reset
+    g = GroupRows(
+        {
+            "group": gid,
+            "kind": "assign" if assign else "subscribe",
+            "state": None,
+            "protocol": None,
+            "auto_offset_reset": reset,
+            "error": None,
+            "plan_version": plan.version if assign and plan is not None else None,
+        }
+    )
+    described = not (isinstance(desc, BaseException) or desc is None)
+    if described:
+        g.row["state"] = _state_name(getattr(desc, "state", None))
+        g.row["protocol"] = desc.partition_assignor or None
+    elif not assign:  # a subscribe group without its description has no members
+        g.errors.append(f"describe failed: {reason(desc) if desc is not None else 'no answer'}")
+    g.commits, commit_errors = _commits(got)
+    g.errors += commit_errors
+    topics = {t for t, _ in g.commits}
+    if assign:
+        instances, why_empty = _assign_members(gid, spec, plan, liveness, now, topics)
+        hosts = {i: s.host for i, s in liveness.alive(gid, now).items()}
+        for iid, iid_topics in instances.items():
+            topics |= set(iid_topics)
+            owned = plan.partitions_of(iid) if plan is not None else []
+            g.members.append(
+                {
+                    "group": gid,
+                    "member_id": iid,
+                    "instance_id": iid,
+                    "client_id": None,
+                    "host": hosts.get(iid),
+                    "topics": list(iid_topics),
+                    "assignment": [{"topic": t, "partition": p} for t, p in owned],
+                }
+            )
+        if why_empty:
+            g.errors.append(why_empty)
+        missing = sorted({t for ts in instances.values() for t in ts} - set(topic_parts))
+        if missing:
+            g.errors.append(f"declared topic(s) {', '.join(missing)} do not exist")
+    elif described:
+        for m in desc.members or []:
+            tps = sorted({(tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or [])})
+            topics |= {t for t, _ in tps}
+            g.members.append(
+                {
+                    "group": gid,
+                    "member_id": m.member_id,
+                    "instance_id": m.group_instance_id or None,
+                    "client_id": m.client_id,
+                    "host": m.host,
+                    "topics": sorted({t for t, _ in tps}),
+                    "assignment": [{"topic": t, "partition": p} for t, p in tps],
+                }
+            )
+    gone = sorted(t for t in topics if t not in topic_parts)
+    if gone and not assign:
+        g.warnings.append(f"group {gid}: committed offsets for deleted topic(s) {', '.join(gone)} skipped")
+    g.topics = sorted(t for t in topics if t in topic_parts)
+    for m in g.members:
+        if not m["topics"]:  # a member that owns nothing: assume the group's topics
+            m["topics"] = list(g.topics)
+    g.row["error"] = "; ".join(g.errors) or None
+    return g
+
+
+def _commits(got: Any) -> tuple[dict[tuple[str, int], int | None], list[str]]:
+    """Committed offsets by partition (None: no commit), and the errors reading them."""
+    if isinstance(got, BaseException) or got is None:
+        return {}, [f"committed offsets: {reason(got) if got is not None else 'no answer'}"]
+    commits: dict[tuple[str, int], int | None] = {}
+    errors = []
+    for tp in got:
+        if tp.error is not None:
+            errors.append(f"committed offset of {tp.topic}-{tp.partition}: {reason(Exception(tp.error))}")
+        commits[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+    return commits, errors
+
+
+def _assign_members(
+    gid: str,
+    spec: AssignGroup | None,
+    plan: Any,
+    liveness: Liveness,
+    now: int,
+    group_topics: set[str],
+) -> tuple[dict[str, tuple[str, ...]], str | None]:
+    """The members of an assign()-mode group (instance -> topics) and, when it has none, why.
+
+    With status records, the live instances (those the groups file lists, if it lists any);
+    otherwise the declared instances. Topics: the groups file's, else what the instance
+    announced, else the topics of the group's plan, else of its committed offsets.
+    """
+    plan_topics = sorted({t for pairs in (plan.members.values() if plan else ()) for t, _ in pairs})
+    fallback = tuple(plan_topics or sorted(group_topics))
+    if not liveness.known(gid):
+        return (dict(spec.instances) if spec else {}), None
+    alive = liveness.alive(gid, now)
+    out: dict[str, tuple[str, ...]] = {}
+    for iid, status in sorted(alive.items()):
+        if spec is not None and iid not in spec.instances:
+            continue
+        topics = spec.instances[iid] if spec is not None else (status.topics or fallback)
+        if topics:
+            out[iid] = tuple(topics)
+    if out:
+        return out, None
+    gone = [liveness.departure(gid, i, now) for i in sorted(liveness.known(gid))]
+    seen = "; ".join(f"{d.instance} {d.why}" for d in gone if d is not None) or "none announced topics"
+    return out, f"no live instance ({seen})"
 
 
 def snapshot_to(out: str | Path, config: Mapping[str, Any], **kwargs: Any) -> Snapshot:

@@ -17,8 +17,9 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Param, TriggerRule, Variable, task
 
-from ..gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
-from ..strategies import strategy_names
+from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
+from ..core.lag import RESET_POLICIES
+from ..core.strategies import strategy_names
 from . import tasks
 from .hooks import DEFAULT_CONN_ID
 
@@ -29,29 +30,70 @@ def rebalance_params() -> dict[str, Param]:
     """The trigger form of ``lagassign_rebalance``; invalid values fail before any task runs."""
     names = strategy_names()
     return {
-        "groups": Param(".*", type="string", format="regex", title="Groups",
-                        description="Regular expression a group id must match in full."),
-        "strategies": Param(names, type="array", title="Strategies",
-                            items={"type": "string", "enum": names}, examples=names,
-                            minItems=1, uniqueItems=True,
-                            description="Strategies to evaluate (current is always evaluated)."),
-        "threshold": Param(DEFAULT_THRESHOLD, type="number", minimum=1.0, title="Imbalance threshold",
-                           description="Go on only when max/mean member lag of the current "
-                                       "assignment exceeds this."),
-        "min_improvement": Param(DEFAULT_MIN_IMPROVEMENT, type="number", minimum=0, exclusiveMaximum=1,
-                                 title="Minimum improvement",
-                                 description="Fraction the best plan must lower the max member lag by."),
-        "max_moves": Param(None, type=["null", "integer"], minimum=0, title="Max moves",
-                           description="Most partitions a plan may move (empty: no limit)."),
-        "apply": Param(False, type="boolean", title="Apply",
-                       description="Publish plans that pass the gate (off: plan and record only)."),
-        "dry_run": Param(False, type="boolean", title="Dry run",
-                         description="Go through publishing without writing to Kafka."),
-        "groups_file": Param("", type="string", title="Groups file",
-                             description="YAML file declaring groups in manual assign() mode."),
-        "auto_offset_reset": Param("latest", type="string", enum=["latest", "earliest", "none"],
-                                   title="auto.offset.reset",
-                                   description="Reset policy assumed for groups that declare none."),
+        "groups": Param(
+            ".*",
+            type="string",
+            format="regex",
+            title="Groups",
+            description="Regular expression a group id must match in full.",
+        ),
+        "strategies": Param(
+            names,
+            type="array",
+            title="Strategies",
+            items={"type": "string", "enum": names},
+            examples=names,
+            minItems=1,
+            uniqueItems=True,
+            description="Strategies to evaluate (current is always evaluated).",
+        ),
+        "threshold": Param(
+            DEFAULT_THRESHOLD,
+            type="number",
+            minimum=1.0,
+            title="Imbalance threshold",
+            description="Go on only when max/mean member lag of the current assignment exceeds this.",
+        ),
+        "min_improvement": Param(
+            DEFAULT_MIN_IMPROVEMENT,
+            type="number",
+            minimum=0,
+            exclusiveMaximum=1,
+            title="Minimum improvement",
+            description="Fraction the best plan must lower the max member lag by.",
+        ),
+        "max_moves": Param(
+            None,
+            type=["null", "integer"],
+            minimum=0,
+            title="Max moves",
+            description="Most partitions a plan may move (empty: no limit).",
+        ),
+        "apply": Param(
+            False,
+            type="boolean",
+            title="Apply",
+            description="Publish plans that pass the gate (off: plan and record only).",
+        ),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Go through publishing without writing to Kafka.",
+        ),
+        "groups_file": Param(
+            "",
+            type="string",
+            title="Groups file",
+            description="YAML file declaring groups in manual assign() mode.",
+        ),
+        "auto_offset_reset": Param(
+            "latest",
+            type="string",
+            enum=list(RESET_POLICIES),
+            title="auto.offset.reset",
+            description="Reset policy assumed for groups that declare none.",
+        ),
     }
 
 
@@ -63,7 +105,7 @@ def _daily_settings() -> dict[str, Any]:
 
 
 def _spark_operator(kafka_conn_id: str) -> SparkSubmitOperator:
-    from ..spark import spark_submit_settings
+    from ..spark.submit import spark_submit_settings
 
     # The library zip is (re)built by the start task, not on every parse of the DAG file.
     settings = spark_submit_settings(build=False)
@@ -106,19 +148,19 @@ def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
             return tasks.start(params, run.dag_id, run.run_id, str(run.run_type), run.triggering_user_name)
 
         @task(task_id="snapshot")
-        def snapshot(run: dict) -> dict:
+        def snapshot(run: Any) -> dict:
             return tasks.snapshot(run, kafka_conn_id)
 
         @task(task_id="record")
-        def record(run: dict) -> int:
+        def record(run: Any) -> int:
             return tasks.record(run)
 
         @task(task_id="gate")
-        def gate(run: dict) -> list[dict]:
+        def gate(run: Any) -> list[dict]:
             return tasks.gate(run)
 
         @task(task_id="publish")
-        def publish(run: dict, decisions: list[dict]) -> list[dict]:
+        def publish(run: Any, decisions: Any) -> list[dict]:
             return tasks.publish(run, decisions, kafka_conn_id)
 
         @task(task_id="finish", trigger_rule=TriggerRule.ALL_DONE)

@@ -1,4 +1,7 @@
-"""The Kafka connection as Airflow holds it: librdkafka settings, secrets never in code or logs.
+"""The connections lagassign takes from Airflow: Kafka (librdkafka settings) and the audit store.
+
+Secrets never in code or logs: both live in Airflow connections, so Airflow's secrets backends
+(Vault, AWS Secrets Manager, ...) can hold them.
 
 The connection (default id ``lagassign_kafka``) may carry the bootstrap servers as host and
 port, and any librdkafka setting in its extra (``security.protocol``, ``sasl.mechanism``,
@@ -16,13 +19,14 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from ..errors import LagassignError
+from ..core.errors import LagassignError
 
 DEFAULT_CONN_ID = "lagassign_kafka"
+STORE_CONN_ID = "lagassign_db"
 
 
 class KafkaConnectionError(LagassignError):
-    """The Airflow connection for Kafka is missing or unusable."""
+    """An Airflow connection lagassign needs is missing or unusable."""
 
 
 class LagassignKafkaHook(BaseHook):
@@ -63,3 +67,59 @@ class LagassignKafkaHook(BaseHook):
                 "(host, or bootstrap.servers in its extra)"
             )
         return config
+
+
+class LagassignStoreHook(BaseHook):
+    """The audit store's database URL from the Airflow connection ``lagassign_db``.
+
+    A ``postgres`` connection (host, port, login, password, schema = database) or a ``sqlite``
+    one (its path as host or schema), or any SQLAlchemy URL in the extra's ``url``. Without the
+    connection, ``url()`` is None and the store falls back to ``LAGASSIGN_DB_URL``, then to the
+    SQLite file under ``AIRFLOW_HOME``::
+
+        AIRFLOW_CONN_LAGASSIGN_DB='postgresql://lagassign:...@db:5432/lagassign'
+    """
+
+    conn_name_attr = "store_conn_id"
+    default_conn_name = STORE_CONN_ID
+    conn_type = "postgres"
+    hook_name = "lagassign audit store"
+
+    def __init__(self, store_conn_id: str = STORE_CONN_ID) -> None:
+        super().__init__()
+        self.store_conn_id = store_conn_id
+
+    def url(self) -> str | None:
+        import sqlalchemy as sa
+
+        try:
+            conn = self.get_connection(self.store_conn_id)
+        except Exception:  # not defined: the environment or the default decides
+            return None
+        extra = conn.extra_dejson or {}
+        if isinstance(extra, dict) and extra.get("url"):
+            return str(extra["url"])
+        kind = (conn.conn_type or "").lower()
+        if kind in ("postgres", "postgresql"):
+            url = sa.URL.create(
+                "postgresql+psycopg2",
+                username=conn.login or None,
+                password=conn.password or None,
+                host=conn.host or None,
+                port=conn.port or None,
+                database=conn.schema or None,
+            )
+            return url.render_as_string(hide_password=False)
+        if kind == "sqlite":
+            return f"sqlite:///{conn.host or conn.schema}"
+        raise KafkaConnectionError(
+            f"connection {self.store_conn_id!r}: type {conn.conn_type!r} is not a database lagassign can use "
+            "(postgres or sqlite, or a SQLAlchemy URL in the extra's 'url')"
+        )
+
+
+def open_store(create: bool = True) -> Any:
+    """The audit store of this Airflow deployment (``LagassignStoreHook`` URL, else the default)."""
+    from ..store import AuditStore
+
+    return AuditStore(LagassignStoreHook().url(), create=create)

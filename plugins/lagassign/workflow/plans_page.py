@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from html import escape
 from typing import Any
-from urllib.parse import urlencode
 
 BASELINE = "current"
 
@@ -24,8 +23,20 @@ Move = tuple[str, int, str | None, str | None]
 
 _CURRENT_COLOUR = "#8a8f98"
 _CHOSEN_COLOUR = "#d9480f"
-_OTHER_COLOURS = ("#4c6ef5", "#12b886", "#fab005", "#7950f2", "#15aabf", "#e64980", "#82c91e",
-                  "#fd7e14", "#228be6", "#40c057", "#be4bdb", "#868e96")
+_OTHER_COLOURS = (
+    "#4c6ef5",
+    "#12b886",
+    "#fab005",
+    "#7950f2",
+    "#15aabf",
+    "#e64980",
+    "#82c91e",
+    "#fd7e14",
+    "#228be6",
+    "#40c057",
+    "#be4bdb",
+    "#868e96",
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -38,7 +49,7 @@ th{background:#f6f8fa} td.num{text-align:right;font-variant-numeric:tabular-nums
 tr.chosen td{background:#fff4e6} tr.refused td{color:#6e7781}
 .go{color:#1a7f37;font-weight:600} .stop{color:#9a6700;font-weight:600} .err{color:#cf222e}
 .tag{display:inline-block;font-size:.75rem;border-radius:8px;padding:0 6px;margin-left:4px;background:#eaeef2}
-.tag.chosen{background:#ffd8a8} .tag.best{background:#d3f9d8}
+.tag.chosen{background:#ffd8a8} .tag.best{background:#d3f9d8} .tag.optimal{background:#d0ebff}
 form.filters{display:flex;gap:12px;align-items:end;flex-wrap:wrap;margin-bottom:12px}
 form.filters label{display:flex;flex-direction:column;font-size:.8rem;gap:2px}
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0;font-size:.9rem}
@@ -58,8 +69,11 @@ def compute_moves(current: Mapping[str, Any] | None, target: Mapping[str, Any] |
     out. Sorted by topic, then partition.
     """
     before, after = _owners(current or {}), _owners(target or {})
-    moves = [(t, p, before.get((t, p)), after.get((t, p)))
-             for (t, p) in set(before) | set(after) if before.get((t, p)) != after.get((t, p))]
+    moves = [
+        (t, p, before.get((t, p)), after.get((t, p)))
+        for (t, p) in set(before) | set(after)
+        if before.get((t, p)) != after.get((t, p))
+    ]
     return sorted(moves, key=lambda m: (m[0], m[1]))
 
 
@@ -84,8 +98,10 @@ def chart_series(group: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
     first = [BASELINE, target_strategy(group)]
     ordered = [r for name in dict.fromkeys(first) for r in measured if r["strategy"] == name]
     ordered += [r for r in measured if r not in ordered]
-    return [(str(r["strategy"]), {str(k): int(v) for k, v in (r["metrics"].get("lag") or {}).items()})
-            for r in ordered]
+    return [
+        (str(r["strategy"]), {str(k): int(v) for k, v in (r["metrics"].get("lag") or {}).items()})
+        for r in ordered
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,37 +179,52 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
         return pad_t + plot_h - plot_h * v / y_max
 
     title = f"lag per consumer, group {group.get('group')}"
-    out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
-           f"<title>{_e(title)}</title>"]
+    out = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
+        f"<title>{_e(title)}</title>",
+    ]
     ticks = round(y_max / step)
     for i in range(ticks + 1):
         v = step * i
-        out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-                   f'stroke="#eaeef2"/>')
-        out.append(f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" '
-                   f'fill="#57606a">{_e(_compact(v))}</text>')
+        out.append(
+            f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eaeef2"/>'
+        )
+        out.append(
+            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" '
+            f'fill="#57606a">{_e(_compact(v))}</text>'
+        )
     mid = f"{pad_t + plot_h / 2:.0f}"
-    out.append(f'<text x="14" y="{mid}" font-size="11" fill="#57606a" '
-               f'transform="rotate(-90 14 {mid})" text-anchor="middle">lag (messages)</text>')
+    out.append(
+        f'<text x="14" y="{mid}" font-size="11" fill="#57606a" '
+        f'transform="rotate(-90 14 {mid})" text-anchor="middle">lag (messages)</text>'
+    )
     for mi, member in enumerate(members):
         x0 = pad_l + mi * group_w + (group_w - len(series) * bar) / 2
         for si, (name, lags) in enumerate(series):
             v = lags.get(member, 0)
             x = x0 + si * bar
-            out.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bar - 1}" height="{y(0) - y(v):.1f}" '
-                       f'fill="{colours[name]}"><title>{_e(member)} under {_e(name)}: '
-                       f'{_e(_int(v))}</title></rect>')
+            out.append(
+                f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bar - 1}" height="{y(0) - y(v):.1f}" '
+                f'fill="{colours[name]}"><title>{_e(member)} under {_e(name)}: '
+                f"{_e(_int(v))}</title></rect>"
+            )
         label_x = x0 + len(series) * bar / 2
-        out.append(f'<text x="{label_x:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle" '
-                   f'fill="#1f2328">{_e(member)}</text>')
+        out.append(
+            f'<text x="{label_x:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle" '
+            f'fill="#1f2328">{_e(member)}</text>'
+        )
     out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#57606a"/>')
     if bound:
-        out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(bound):.1f}" y2="{y(bound):.1f}" '
-                   f'stroke="#1f2328" stroke-dasharray="5 4"><title>lower bound on max lag: '
-                   f'{_e(_int(bound))}</title></line>')
-        out.append(f'<text x="{width - pad_r - 2}" y="{y(bound) - 4:.1f}" font-size="10" text-anchor="end" '
-                   f'fill="#1f2328">lower bound {_e(_compact(bound))}</text>')
+        out.append(
+            f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(bound):.1f}" y2="{y(bound):.1f}" '
+            f'stroke="#1f2328" stroke-dasharray="5 4"><title>lower bound on max lag: '
+            f"{_e(_int(bound))}</title></line>"
+        )
+        out.append(
+            f'<text x="{width - pad_r - 2}" y="{y(bound) - 4:.1f}" font-size="10" text-anchor="end" '
+            f'fill="#1f2328">lower bound {_e(_compact(bound))}</text>'
+        )
     ly = pad_t + plot_h + 34
     col_w = (width - pad_l - pad_r) / legend_cols
     for si, (name, _) in enumerate(series):
@@ -201,8 +232,10 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
         yy = ly + 20 * (si // legend_cols)
         mark = (" (chosen)" if go else " (candidate)") if name == chosen and name != BASELINE else ""
         label = name + mark
-        out.append(f'<rect x="{lx:.1f}" y="{yy}" width="12" height="12" fill="{colours[name]}"/>'
-                   f'<text x="{lx + 17:.1f}" y="{yy + 10}" font-size="12" fill="#1f2328">{_e(label)}</text>')
+        out.append(
+            f'<rect x="{lx:.1f}" y="{yy}" width="12" height="12" fill="{colours[name]}"/>'
+            f'<text x="{lx + 17:.1f}" y="{yy + 10}" font-size="12" fill="#1f2328">{_e(label)}</text>'
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -213,15 +246,19 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
 
 def page(title: str, body: str) -> str:
     """A complete HTML document: inline CSS, nothing loaded from elsewhere."""
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>{body}</main></body></html>")
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>{body}</main></body></html>"
+    )
 
 
 def error_page(status: int, message: str, back: str = "plans") -> str:
     """A short error page (bad filter, unknown plan) with a link back to the list."""
-    return page(f"lagassign: {status}", f'<h1>{status}</h1><p class="err">{_e(message)}</p>'
-                                         f'<p><a href="{_e(back)}">all plans</a></p>')
+    return page(
+        f"lagassign: {status}",
+        f'<h1>{status}</h1><p class="err">{_e(message)}</p><p><a href="{_e(back)}">all plans</a></p>',
+    )
 
 
 def _trigger(plan: Mapping[str, Any]) -> str:
@@ -242,12 +279,6 @@ def _gate(group: Mapping[str, Any]) -> str:
     if d is None:
         return '<span class="muted">no decision</span>'
     return '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
-
-
-def filter_query(group: str | None, since: str | None, until: str | None) -> str:
-    """The list's query string for the given filters (empty ones left out)."""
-    params = {k: v for k, v in (("group", group), ("since", since), ("until", until)) if v}
-    return urlencode(params)
 
 
 def plans_list_html(
@@ -284,9 +315,9 @@ def plans_list_html(
             published = "<br>".join(_e(_published(g)) for g in groups)
         else:
             names = f'<span class="muted">{_e(p.get("groups", 0))} groups</span>'
-            gates = f'{_e(p.get("go", 0))} go'
+            gates = f"{_e(p.get('go', 0))} go"
             chosen = "-"
-            published = f'{_e(p.get("published", 0))} published'
+            published = f"{_e(p.get('published', 0))} published"
         status = _e(p.get("status"))
         if p.get("error"):
             status = f'<span class="err" title="{_e(p["error"])}">{status}</span>'
@@ -299,7 +330,8 @@ def plans_list_html(
         '<table class="plans"><thead><tr><th>plan</th><th>created (UTC)</th><th>status</th>'
         "<th>trigger</th><th>groups</th><th>gate</th><th>chosen</th><th>published</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
-        if rows else '<p class="muted">no plans match</p>'
+        if rows
+        else '<p class="muted">no plans match</p>'
     )
     return page("lagassign: rebalance plans", f"<h1>Rebalance plans</h1>{form}{table}")
 
@@ -318,12 +350,21 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
             tags += f'<span class="tag chosen">{"chosen" if go else "candidate"}</span>'
         if name == best:
             tags += '<span class="tag best">best</span>'
+        if (r.get("metrics") or {}).get("optimal"):
+            tags += (
+                '<span class="tag optimal" title="no plan under the rules it keeps does better">'
+                "optimal</span>"
+            )
         if "metrics" not in r or r.get("refused") is not None:
-            rows.append(f'<tr class="refused"><td>{_e(name)}{tags}</td>'
-                        f'<td colspan="6">refused: {_e(r.get("refused"))}</td></tr>')
+            rows.append(
+                f'<tr class="refused"><td>{_e(name)}{tags}</td>'
+                f'<td colspan="6">refused: {_e(r.get("refused"))}</td></tr>'
+            )
             continue
         m = r["metrics"]
-        vs = f"{m['max_lag'] / bound:.3f}×" if bound and m.get("max_lag") is not None else "-"
+        # Against the bound for count-balanced plans where recorded (older plans: the general one).
+        vs_bound = m.get("balanced_lower_bound_max_lag") or bound
+        vs = f"{m['max_lag'] / vs_bound:.3f}×" if vs_bound and m.get("max_lag") is not None else "-"
         note = ""
         if r.get("unassigned"):
             note = f' <span class="err">(leaves {len(r["unassigned"])} unconsumed)</span>'
@@ -337,9 +378,11 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
             f"<td class=num>{_e(_int(m.get('count_spread')))}</td>"
             f"<td class=num>{_e(_int(m.get('moves')))}</td></tr>"
         )
-    return ('<table class="metrics"><thead><tr><th>strategy</th><th>max lag</th><th>vs lower bound</th>'
-            "<th>imbalance</th><th>lag spread</th><th>count spread</th><th>moves</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return (
+        '<table class="metrics"><thead><tr><th>strategy</th><th>max lag</th><th>vs lower bound</th>'
+        "<th>imbalance</th><th>lag spread</th><th>count spread</th><th>moves</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def moves_table_html(group: Mapping[str, Any]) -> str:
@@ -352,16 +395,20 @@ def moves_table_html(group: Mapping[str, Any]) -> str:
     head = f"<h3>Moves: current → {_e(target)} ({len(moves)})</h3>"
     if not moves:
         return head + '<p class="muted">the same assignment: no partition moves</p>'
-    rows = "".join(f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
-                   for t, p, a, b in moves)
-    return (head + '<table class="moves"><thead><tr><th>topic</th><th>partition</th><th>from</th>'
-            f"<th>to</th></tr></thead><tbody>{rows}</tbody></table>")
+    rows = "".join(
+        f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
+        for t, p, a, b in moves
+    )
+    return (
+        head + '<table class="moves"><thead><tr><th>topic</th><th>partition</th><th>from</th>'
+        f"<th>to</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _publications_html(group: Mapping[str, Any]) -> str:
     pubs = group.get("publications") or []
     if not pubs:
-        return "<p>published: <span class=\"muted\">nothing published for this plan</span></p>"
+        return '<p>published: <span class="muted">nothing published for this plan</span></p>'
     items = []
     for pub in pubs:
         text = f"version {pub.get('version')} ({pub.get('strategy', '-')}): {pub.get('state')}"
@@ -389,9 +436,11 @@ def group_html(group: Mapping[str, Any]) -> str:
     if group.get("error"):
         out.append(f'<p class="err">not evaluated: {_e(group["error"])}</p></section>')
         return "".join(out)
-    out.append(f'<p class="muted">{_e(group.get("members"))} members, {_e(group.get("partitions"))} '
-               f"partitions, lower bound on max lag {_e(_int(group.get('lower_bound_max_lag')))}, "
-               f"best {_e(group.get('best'))}</p>")
+    out.append(
+        f'<p class="muted">{_e(group.get("members"))} members, {_e(group.get("partitions"))} '
+        f"partitions, lower bound on max lag {_e(_int(group.get('lower_bound_max_lag')))}, "
+        f"best {_e(group.get('best'))}</p>"
+    )
     out.append(lag_chart_svg(group))
     out.append(metrics_table_html(group))
     out.append(moves_table_html(group))
@@ -408,8 +457,12 @@ def plan_html(plan: Mapping[str, Any], list_href: str = "../plans") -> str:
         ("created", f"{_time(plan.get('created_at'))} UTC"),
         ("finished", f"{_time(plan.get('finished_at'))} UTC" if plan.get("finished_at") else "-"),
         ("DAG run", " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"),
-        ("snapshot", f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"
-         if plan.get("snapshot_uri") or plan.get("snapshot_at") else "-"),
+        (
+            "snapshot",
+            f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"
+            if plan.get("snapshot_uri") or plan.get("snapshot_at")
+            else "-",
+        ),
     ]
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in meta)
     params = plan.get("parameters")
@@ -420,9 +473,11 @@ def plan_html(plan: Mapping[str, Any], list_href: str = "../plans") -> str:
         rows += f'<dt>error</dt><dd class="err">{_e(plan["error"])}</dd>'
     groups = plan.get("groups") or []
     body = "".join(group_html(g) for g in groups) or '<p class="muted">no groups recorded</p>'
-    return page(f"lagassign: plan {plan.get('id')}",
-                f'<p><a href="{_e(list_href)}">← all plans</a></p><h1>Plan {_e(plan.get("id"))}</h1>'
-                f'<dl class="meta">{rows}</dl>{body}')
+    return page(
+        f"lagassign: plan {plan.get('id')}",
+        f'<p><a href="{_e(list_href)}">← all plans</a></p><h1>Plan {_e(plan.get("id"))}</h1>'
+        f'<dl class="meta">{rows}</dl>{body}',
+    )
 
 
 def json_ready(value: Any) -> Any:

@@ -8,7 +8,7 @@ The app is mounted by the API server at ``/lagassign``; the nav entry shows
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
@@ -21,12 +21,14 @@ class LagassignPlugin(AirflowPlugin):
     """Mounts the plans app and adds "Rebalance plans" to the Airflow UI's navigation."""
 
     name = "lagassign"
-    fastapi_apps: ClassVar[list[dict[str, Any]]] = [
+    fastapi_apps: list[dict[str, Any]] = [  # noqa: RUF012 (Airflow reads the class attributes)
         {"app": app, "url_prefix": URL_PREFIX, "name": "lagassign plans"},
     ]
-    external_views: ClassVar[list[dict[str, Any]]] = [{
-        "name": "Rebalance plans",
-        "href": f"{URL_PREFIX}/plans",
-        "url_route": "lagassign-plans",
-        "destination": "nav",
-    }]
+    external_views: list[dict[str, Any]] = [  # noqa: RUF012
+        {
+            "name": "Rebalance plans",
+            "href": f"{URL_PREFIX}/plans",
+            "url_route": "lagassign-plans",
+            "destination": "nav",
+        }
+    ]

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..evaluation import write_params
 from ..pipeline import (
     PlanParams,
     base_dir,
@@ -19,9 +18,9 @@ from ..pipeline import (
     run_dir,
     snapshot_step,
 )
-from ..spark import build_pyfiles
-from ..store import AuditStore
-from .hooks import LagassignKafkaHook
+from ..pipeline.evaluation import write_params
+from ..spark.submit import build_pyfiles
+from .hooks import LagassignKafkaHook, open_store
 
 log = logging.getLogger("lagassign")
 STEPS = ("start", "snapshot", "evaluate", "record", "gate", "publish")
@@ -35,7 +34,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: str, us
     """Validate the parameters, open the plan in the audit trail, lay out the run's folder."""
     plan_params = PlanParams.from_mapping(params)
     trigger = "scheduled" if run_type == "scheduled" else "manual"
-    with AuditStore() as store:
+    with open_store() as store:
         plan_id = store.start_plan(trigger, user, dag_id, run_id, plan_params.record())
     folder = run_dir(base_dir(), plan_id)
     folder.mkdir(parents=True, exist_ok=True)
@@ -57,32 +56,28 @@ def snapshot(run: Mapping[str, Any], kafka_conn_id: str) -> dict:
     """Settle publications an earlier run left pending, then snapshot the cluster."""
     params = PlanParams.from_mapping(run["params"])
     config = LagassignKafkaHook(kafka_conn_id).get_config()
-    with AuditStore() as store:
+    with open_store() as store:
         reconcile_step(store, config, params.plan_topic, log=_say)
         manifest = snapshot_step(store, run["plan_id"], config, params, run["snapshot"], log=_say)
     return {"groups": manifest["counts"]["groups"], "failed": manifest["counts"]["failed"]}
 
 
 def record(run: Mapping[str, Any]) -> int:
-    with AuditStore() as store:
+    with open_store() as store:
         return len(record_step(store, run["plan_id"], run["evaluations"], log=_say))
 
 
 def gate(run: Mapping[str, Any]) -> list[dict]:
     params = PlanParams.from_mapping(run["params"])
-    with AuditStore() as store:
-        plan = store.get_plan(run["plan_id"])
-        evaluated = [
-            {k: g[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag", "results")}
-            for g in plan["groups"] if not g.get("error")
-        ]
+    with open_store() as store:
+        evaluated = store.evaluations(run["plan_id"])
         return [d.to_dict() for d in gate_step(store, run["plan_id"], evaluated, params, log=_say)]
 
 
 def publish(run: Mapping[str, Any], decisions: list[dict], kafka_conn_id: str) -> list[dict]:
     params = PlanParams.from_mapping(run["params"])
     config = LagassignKafkaHook(kafka_conn_id).get_config() if params.apply else None
-    with AuditStore() as store:
+    with open_store() as store:
         return publish_step(store, run["plan_id"], decisions, config, params, log=_say)
 
 
@@ -91,10 +86,50 @@ def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None
     if run is None:
         raise RuntimeError("the run never started (its parameters were refused); nothing recorded")
     failed = next((s for s in STEPS if not completed.get(s)), None)
-    with AuditStore() as store:
+    with open_store() as store:
         if failed is None:
             store.finish_plan(run["plan_id"], "succeeded")
             _say(f"plan {run['plan_id']}: succeeded")
             return
         store.finish_plan(run["plan_id"], "failed", error=f"step {failed} failed; nothing published after it")
     raise RuntimeError(f"plan {run['plan_id']}: step {failed} failed (see its log); recorded as failed")
+
+
+def failover(
+    groups: list[str],
+    settings: Any,
+    kafka_conn_id: str,
+    dag_id: str,
+    run_id: str,
+    user: str | None,
+    events: list[dict],
+) -> list[dict]:
+    """Run the failover step for each group (one audit plan each); what each one did."""
+    from ..pipeline.failover import failover_step
+
+    if not groups:
+        _say("failover: no group named by the triggering events or the parameters; nothing to do")
+        return []
+    for event in events:
+        _say(
+            f"group {event['group']}: {event.get('change')} (seen by the triggerer under plan "
+            f"v{event.get('version')})"
+        )
+    config = LagassignKafkaHook(kafka_conn_id).get_config()
+    outcomes = []
+    with open_store() as store:
+        for group in groups:
+            outcomes.append(
+                failover_step(
+                    store,
+                    config,
+                    group,
+                    settings,
+                    base_dir(),
+                    user or "asset event",
+                    dag_id,
+                    f"{run_id}:{group}",
+                    log=_say,
+                )
+            )
+    return outcomes

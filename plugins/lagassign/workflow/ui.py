@@ -116,8 +116,12 @@ def parse_filters(group: str | None, since: str | None, until: str | None, limit
         raise BadRequest(f"since ({since}) is after until ({until})")
     if not 1 <= limit <= MAX_LIMIT:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
-    return {"group": group.strip() if group and group.strip() else None, "since": start, "until": end,
-            "limit": limit}
+    return {
+        "group": group.strip() if group and group.strip() else None,
+        "since": start,
+        "until": end,
+        "limit": limit,
+    }
 
 
 def _as_dt(value: date | datetime) -> datetime:
@@ -134,7 +138,9 @@ def _store() -> Any:
     """The audit store at the default URL, opened once per URL (read-only: never created)."""
     from lagassign.store import AuditStore, resolve_url
 
-    url = resolve_url()
+    from .hooks import LagassignStoreHook
+
+    url = resolve_url(LagassignStoreHook().url())
     with _stores_lock:
         if url not in _stores:
             _stores[url] = AuditStore(url, create=False)
@@ -166,7 +172,7 @@ def plans_list(
 
     def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
         plans = store.list_plans(**filters)
-        return plans, {p["id"]: store.get_plan(p["id"], evaluations=False) for p in plans}
+        return plans, store.plan_details(p["id"] for p in plans)
 
     out = _read(request, query)
     if isinstance(out, Response):

@@ -1,0 +1,149 @@
+"""The ``lagassign`` command. Every LagassignError becomes one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.case import load_case_text, parse_case
+from ..core.errors import LagassignError
+from ..core.evaluate import evaluate_group, run_strategy
+from ..core.report import evaluation_table
+from ..core.strategies import strategy_names
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with one line instead of usage plus message."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"lagassign: error: {message}\n")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text}")
+    return value
+
+
+def _read_case(path: str) -> dict[str, Any]:
+    if path == "-":
+        return load_case_text(sys.stdin.read(), "stdin")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise LagassignError(f"cannot read case file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise LagassignError(f"case file {path} is not UTF-8 text") from None
+    return load_case_text(text, path)
+
+
+def _cmd_assign(args: argparse.Namespace) -> int:
+    group = parse_case(_read_case(args.case))
+    options = {
+        "max_moves": args.max_moves,
+        "count_slack": args.count_slack,
+        "exact_budget": args.exact_budget,
+    }
+    result = run_strategy(group, args.strategy, **{k: v for k, v in options.items() if v is not None})
+    json.dump(result.to_dict(), sys.stdout, indent=args.indent)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    strategies = args.strategies.split(",") if args.strategies else None
+    group = parse_case(_read_case(args.case))
+    options = {"max_moves": args.max_moves, "exact_budget": args.exact_budget}
+    evaluation = evaluate_group(group, strategies, **options).to_dict()
+    if args.json:
+        json.dump(evaluation, sys.stdout, indent=args.indent)
+        sys.stdout.write("\n")
+    else:
+        print(evaluation_table(evaluation))
+    return 0
+
+
+# Modules that add subcommands through ``register(subparsers)``. They must stay cheap to
+# import (Kafka, Spark and Airflow are imported inside their handlers), so `lagassign assign`
+# starts fast and works without the edges installed.
+_EXTENSIONS: tuple[str, ...] = (
+    "lagassign.cli.kafka",
+    "lagassign.cli.plans",
+    "lagassign.cli.plan",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("assign", help="assign a case's partitions with one strategy (JSON out)")
+    p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("case", help="case file (JSON), or - for stdin")
+    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
+    p.add_argument("--count-slack", type=_non_negative, help="lag-optimal: extra count skew allowed")
+    p.add_argument(
+        "--exact-budget",
+        type=_seconds,
+        metavar="SECONDS",
+        help="lag-optimal: up to SECONDS of exact solving to prove the plan optimal or improve it "
+        "(needs the certify extra: highspy)",
+    )
+    p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
+    p.set_defaults(func=_cmd_assign)
+
+    p = sub.add_parser("evaluate", help="run every strategy on a case and compare them")
+    p.add_argument("case", help="case file (JSON), or - for stdin")
+    p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
+    p.add_argument("--strategies", help="comma-separated subset of strategies (default: all)")
+    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
+    p.add_argument(
+        "--exact-budget",
+        type=_seconds,
+        metavar="SECONDS",
+        help="lag-optimal: up to SECONDS of exact solving to prove the plan optimal or improve it "
+        "(needs the certify extra: highspy)",
+    )
+    p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
+    p.set_defaults(func=_cmd_evaluate)
+
+    for name in _EXTENSIONS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except LagassignError as exc:
+        print(f"lagassign: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lagassign: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""``lagassign plan``: the whole pipeline without Airflow (snapshot, evaluate, gate, publish, record),
+and ``lagassign watch``: the failover loop without Airflow."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
+from ..core.lag import RESET_POLICIES
+from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+
+
+def register(subparsers: Any) -> None:
+    from .kafka import _add_connection_args
+
+    p = subparsers.add_parser("plan", help="snapshot, evaluate every strategy, gate, publish and record")
+    _add_connection_args(p)
+    p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
+    p.add_argument("--groups-file", metavar="FILE", help="YAML file declaring groups in assign() mode")
+    p.add_argument("--strategies", help="comma-separated strategies to evaluate (default: all)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help=f"current imbalance (max/mean lag) above which a group may move (default {DEFAULT_THRESHOLD})",
+    )
+    p.add_argument(
+        "--min-improvement",
+        type=float,
+        default=DEFAULT_MIN_IMPROVEMENT,
+        help=f"fraction the plan must lower max member lag by (default {DEFAULT_MIN_IMPROVEMENT})",
+    )
+    p.add_argument("--max-moves", type=int, help="most partitions a plan may move (default: no limit)")
+    p.add_argument(
+        "--auto-offset-reset",
+        choices=RESET_POLICIES,
+        default="latest",
+        help="reset policy of groups that declare none (default latest)",
+    )
+    p.add_argument("--apply", action="store_true", help="publish plans that pass the gate")
+    p.add_argument("--dry-run", action="store_true", help="go through publishing without writing to Kafka")
+    p.add_argument("--force", action="store_true", help="publish even a plan older than the one in force")
+    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
+    p.add_argument("--spark", action="store_true", help="evaluate with spark-submit instead of in-process")
+    p.add_argument("--spark-master", default="local[2]", help="Spark master for --spark (default local[2])")
+    p.add_argument("--base-dir", help="where snapshots and evaluations go (default $AIRFLOW_HOME/lagassign)")
+    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
+    p.set_defaults(func=_cmd_plan)
+
+    p = subparsers.add_parser(
+        "watch", help="fail over assign()-mode groups: a new plan when an instance dies or joins"
+    )
+    _add_connection_args(p)
+    p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
+    p.add_argument(
+        "--session-timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="an instance silent this long is dead (default 30)",
+    )
+    p.add_argument(
+        "--groups-file", metavar="FILE", help="YAML file that pins groups' instances and topics (optional)"
+    )
+    p.add_argument(
+        "--auto-offset-reset",
+        choices=RESET_POLICIES,
+        default="latest",
+        help="reset policy of groups that declare none (default latest)",
+    )
+    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
+    p.add_argument("--status-topic", default=STATUS_TOPIC, help=f"status topic (default {STATUS_TOPIC})")
+    p.add_argument("--base-dir", help="where snapshots go (default $AIRFLOW_HOME/lagassign)")
+    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    p.set_defaults(func=_cmd_watch)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from ..core.clock import now_text
+    from ..kafka.groupsfile import load_groups_file
+    from ..kafka.watch import Watcher
+    from ..pipeline import base_dir
+    from ..pipeline.failover import FailoverSettings
+    from ..store import AuditStore
+    from .kafka import _client_config
+
+    if args.groups_file:
+        load_groups_file(args.groups_file)  # a bad file is one line now, not at the first failover
+    config = _client_config(args)
+    with AuditStore(args.db):  # unreachable or unusable: fail now, not at the first failover
+        pass
+    settings = FailoverSettings(
+        args.plan_topic,
+        args.status_topic,
+        int(args.session_timeout * 1000),
+        args.groups_file,
+        args.auto_offset_reset,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def say(message: str) -> None:
+        stamp = now_text("seconds")
+        print(f"{stamp} {message}", file=sys.stderr, flush=True)
+
+    Watcher(
+        config, args.db, settings, base_dir(args.base_dir), args.groups, log=say, timeout=args.timeout
+    ).run(stop)
+    say("stopped")
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    import json
+
+    from ..core.report import plan_table
+    from ..pipeline import (
+        PlanParams,
+        base_dir,
+        evaluate_step,
+        gate_step,
+        publish_step,
+        reconcile_step,
+        record_step,
+        run_dir,
+        snapshot_step,
+    )
+    from ..store import AuditStore
+    from .kafka import ProgressBar, _client_config
+
+    params = PlanParams.from_mapping(
+        {
+            "groups": args.groups,
+            "groups_file": args.groups_file,
+            "strategies": args.strategies,
+            "threshold": args.threshold,
+            "min_improvement": args.min_improvement,
+            "max_moves": args.max_moves,
+            "apply": args.apply,
+            "dry_run": args.dry_run,
+            "force": args.force,
+            "auto_offset_reset": args.auto_offset_reset,
+            "plan_topic": args.plan_topic,
+        }
+    )
+    config = _client_config(args)
+    tty = sys.stderr.isatty()
+
+    def say(message: str) -> None:
+        print(message, file=sys.stderr)
+
+    with AuditStore(args.db) as store:
+        plan_id = store.start_plan("manual", getpass.getuser(), parameters=params.record())
+        folder = run_dir(base_dir(args.base_dir), plan_id)
+        try:
+            reconcile_step(store, config, params.plan_topic, log=say, timeout=args.timeout)
+            snapshot_step(
+                store,
+                plan_id,
+                config,
+                params,
+                folder / "snapshot",
+                progress=ProgressBar("snapshot") if tty else None,
+                log=say,
+                timeout=args.timeout,
+            )
+            evaluate_step(
+                folder / "snapshot",
+                folder / "evaluations",
+                params,
+                spark_master=args.spark_master if args.spark else None,
+                progress=ProgressBar("evaluate") if tty else None,
+                log=say,
+            )
+            evaluated = record_step(store, plan_id, folder / "evaluations", log=say)
+            decisions = gate_step(store, plan_id, evaluated, params, log=say)
+            outcomes = publish_step(store, plan_id, decisions, config, params, log=say)
+        except BaseException as exc:
+            store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
+            raise
+        store.finish_plan(plan_id, "succeeded")
+    if args.json:
+        json.dump(
+            {"plan_id": plan_id, "decisions": [d.to_dict() for d in decisions], "publications": outcomes},
+            sys.stdout,
+            indent=1,
+        )
+        sys.stdout.write("\n")
+    else:
+        print(plan_table(plan_id, decisions, outcomes))
+    return 0

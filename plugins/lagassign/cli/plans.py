@@ -1,0 +1,212 @@
+"""``lagassign plans list`` and ``lagassign plans show ID``: the audit trail for people without Airflow.
+
+Cheap to import: the store (and SQLAlchemy with it) is imported inside the handlers. Readers
+never create a database: a missing store is one clear error line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+_DB_HELP = "database URL (default: $LAGASSIGN_DB_URL, else sqlite:///$AIRFLOW_HOME/lagassign.db)"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``plans`` command group to the ``lagassign`` parser."""
+    plans = subparsers.add_parser("plans", help="read the audit trail of rebalance plans")
+    sub = plans.add_subparsers(dest="plans_command", required=True, parser_class=type(plans))
+
+    p = sub.add_parser("list", help="plans, newest first")
+    p.add_argument("--group", help="only plans that evaluated or decided this consumer group")
+    p.add_argument("--since", type=_when, help="from this date or time (ISO 8601, UTC unless given)")
+    p.add_argument("--until", type=_when, help="up to this time, or through this whole date")
+    p.add_argument("--limit", type=_positive, default=50, help="at most this many plans (default 50)")
+    p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
+    p.add_argument("--db", help=_DB_HELP)
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("show", help="one plan: parameters, evaluations, decisions, publications")
+    p.add_argument("id", type=_plan_id, metavar="ID", help="plan id (see `lagassign plans list`), or latest")
+    p.add_argument("--json", action="store_true", help="JSON for machines instead of text")
+    p.add_argument("--db", help=_DB_HELP)
+    p.set_defaults(func=_cmd_show)
+
+
+def _when(text: str) -> date | datetime:
+    try:
+        return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO date (2024-05-01) or time (2024-05-01T06:00)"
+        ) from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number ≥ 1")
+    return value
+
+
+def _read(args: argparse.Namespace, query: Callable[[Any], Any]) -> Any:
+    """Run one read against the store; a database failure becomes one line (no traceback)."""
+    from sqlalchemy.exc import DBAPIError
+
+    from ..core.errors import LagassignError
+    from ..store import AuditStore
+
+    with AuditStore(args.db, create=False) as store:
+        try:
+            return query(store)
+        except DBAPIError as exc:
+            first = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+            raise LagassignError(f"audit store {store.safe_url}: {first}") from None
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    plans = _read(
+        args,
+        lambda store: store.list_plans(
+            group=args.group, since=args.since, until=args.until, limit=args.limit
+        ),
+    )
+    if args.json:
+        _dump(plans)
+    elif not plans:
+        print("no plans")
+    else:
+        print(plans_table(plans))
+    return 0
+
+
+def _plan_id(text: str) -> int | None:
+    """A plan id, or None for ``latest``."""
+    if text == "latest":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a plan id or 'latest', got {text!r}") from None
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    def query(store: Any) -> dict[str, Any]:
+        if args.id is not None:
+            return store.get_plan(args.id)
+        newest = store.list_plans(limit=1)
+        if not newest:
+            from ..store import PlanNotFoundError
+
+            raise PlanNotFoundError("the audit store holds no plan yet")
+        return store.get_plan(newest[0]["id"])
+
+    plan = _read(args, query)
+    if args.json:
+        _dump(plan)
+    else:
+        print(plan_text(plan))
+    return 0
+
+
+def _dump(value: Any) -> None:
+    json.dump(value, sys.stdout, default=_json_default, indent=2)
+    sys.stdout.write("\n")
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
+
+
+def _stamp(value: datetime | None) -> str:
+    return f"{_time(value)} UTC" if value is not None else "-"
+
+
+def _trigger(plan: dict[str, Any]) -> str:
+    by = plan.get("triggered_by")
+    return f"{plan['trigger']} by {by}" if by else plan["trigger"]
+
+
+def plans_table(plans: list[dict[str, Any]]) -> str:
+    """The list of plans as an aligned table (times in UTC)."""
+    cols = ("id", "created (UTC)", "status", "trigger", "groups", "go", "published", "dag run")
+    rows = [
+        (
+            str(p["id"]),
+            _time(p["created_at"]),
+            p["status"],
+            _trigger(p),
+            str(p["groups"]),
+            str(p["go"]),
+            str(p["published"]),
+            " / ".join(x for x in (p.get("dag_id"), p.get("run_id")) if x) or "-",
+        )
+        for p in plans
+    ]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    right = {0, 4, 5, 6}
+
+    def line(row: tuple[str, ...]) -> str:
+        pairs = enumerate(zip(row, widths, strict=True))
+        cells = (f"{v:>{w}}" if i in right else f"{v:<{w}}" for i, (v, w) in pairs)
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([line(cols), *(line(r) for r in rows)])
+
+
+def plan_text(plan: dict[str, Any]) -> str:
+    """One plan for people: header, then per group the decision, publications and evaluation."""
+    from ..core.report import evaluation_table
+
+    out = [f"plan {plan['id']}: {plan['status']}, {_trigger(plan)}"]
+    out.append(f"  created   {_stamp(plan['created_at'])}, finished {_stamp(plan['finished_at'])}")
+    if plan.get("dag_id") or plan.get("run_id"):
+        out.append(f"  dag run   {plan.get('dag_id') or '-'} / {plan.get('run_id') or '-'}")
+    if plan.get("snapshot_uri") or plan.get("snapshot_at"):
+        taken = _stamp(plan.get("snapshot_at"))
+        out.append(f"  snapshot  {plan.get('snapshot_uri') or '-'} (taken {taken})")
+    if plan.get("parameters") is not None:
+        out.append(f"  parameters {json.dumps(plan['parameters'], sort_keys=True)}")
+    if plan.get("error"):
+        out.append(f"  error     {plan['error']}")
+    if not plan["groups"]:
+        out.append("\nno groups recorded")
+    for g in plan["groups"]:
+        out.append("")
+        d = g["decision"]
+        if d is None:
+            out.append(f"group {g['group']}: no gate decision recorded")
+        elif d["go"]:
+            out.append(f"group {g['group']}: go: {d['reason']}")
+        else:
+            out.append(f"group {g['group']}: stop: {d['reason']}")
+        if d is not None and d.get("outcome") and not g["publications"]:
+            out.append(f"  {d['outcome']}")
+        for pub in g["publications"]:
+            line = f"  plan version {pub['version']} ({pub['strategy']}): {pub['state']}"
+            if pub["published_at"] is not None:
+                line += f" at {_stamp(pub['published_at'])}"
+            if pub.get("forced"):
+                line += " (forced)"
+            if pub.get("error"):
+                line += f": {pub['error']}"
+            out.append(line)
+        if g["error"]:
+            out.append(f"  not evaluated: {g['error']}")
+        elif g["results"] and g["members"] is not None:
+            table = evaluation_table({**g, "lower_bound_max_lag": g["lower_bound_max_lag"] or 0})
+            out.extend("  " + row if row else row for row in table.splitlines())
+    return "\n".join(out)

@@ -1,0 +1,83 @@
+"""The Python face of the case contract: ``assign`` and ``evaluate`` on case objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .case import parse_case
+from .errors import StrategyRefusedError
+from .model import GroupSnapshot, TopicPartition
+from .results import GroupEvaluation, StrategyResult, best_of
+from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score, unassigned
+from .strategies import applicable_options, get_strategy, strategy_names
+
+
+def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
+    return [list(tp) for tp in tps]  # TopicPartition is a (topic, partition) tuple
+
+
+def run_strategy(
+    group: GroupSnapshot,
+    strategy: str,
+    lower_bound: int | None = None,
+    balanced_bound: int | None = None,
+    **options: Any,
+) -> StrategyResult:
+    """Run one strategy on a parsed group: its assignment, scored."""
+    assignment = get_strategy(strategy, **options).assign(group)
+    missing = unassigned(group, assignment)
+    return StrategyResult(
+        strategy,
+        {mid: _pairs(tps) for mid, tps in assignment.members.items()},
+        score(group, assignment, lower_bound, balanced_bound),
+        _pairs(assignment.withheld) if assignment.withheld is not None else None,
+        _pairs(missing) or None,
+    )
+
+
+def assign(case: Mapping[str, Any], strategy: str, **options: Any) -> dict[str, Any]:
+    """Assign the case's partitions with one strategy: the output object of docs/ARCHITECTURE.md."""
+    return run_strategy(parse_case(case), strategy, **options).to_dict()
+
+
+def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool:
+    """Every partition with a member subscribed to its topic. Only ``current`` can break this:
+    it keeps partitions as they are, also those of a topic their member no longer subscribes
+    to, which the next rebalance takes away anyway."""
+    topics = {m.id: m.topics for m in group.members}
+    return all(t in topics[mid] for mid, tps in (result.assignment or {}).items() for t, _ in tps)
+
+
+def evaluate_group(
+    group: GroupSnapshot, strategies: Iterable[str] | None = None, **options: Any
+) -> GroupEvaluation:
+    """Every strategy on one group; refusals are reported, not raised; the best is named
+    (``results.best_of``, among complete results that respect subscriptions). ``options``
+    (e.g. max_moves) go to the strategies that take them.
+    """
+    names = list(strategies) if strategies is not None else strategy_names()
+    bound = lower_bound_max_lag(group)
+    balanced = balanced_lower_bound_max_lag(group)
+    results = []
+    for name in names:
+        try:
+            results.append(run_strategy(group, name, bound, balanced, **applicable_options(name, options)))
+        except StrategyRefusedError as exc:
+            results.append(StrategyResult(name, refused=str(exc)))
+    best = best_of(results, lambda r: r.complete and respects_subscriptions(group, r))
+    return GroupEvaluation(
+        group.group,
+        tuple(results),
+        len(group.members),
+        len(group.assignable),
+        best.strategy if best else None,
+        bound,
+    )
+
+
+def evaluate(
+    case: Mapping[str, Any], strategies: Iterable[str] | None = None, **options: Any
+) -> dict[str, Any]:
+    """Every strategy (or the given ones) on a case object: ``evaluate --json``'s object."""
+    return evaluate_group(parse_case(case), strategies, **options).to_dict()

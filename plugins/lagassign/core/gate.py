@@ -1,0 +1,258 @@
+"""The imbalance gate: per group, is a rebalance worth it? Pure functions, no I/O.
+
+A group goes on only when
+
+1. its current assignment is measurably unbalanced: imbalance (max member lag / mean member
+   lag) strictly exceeds ``threshold`` (default 1.10, Cruise Control's balance threshold), and
+2. the best candidate strategy lowers the max member lag by at least ``min_improvement``
+   (default 5%) of the current max member lag, and strictly lowers it.
+
+Candidates are the evaluated strategies other than ``current`` that were not refused, leave
+no partition unconsumed, use at most ``max_moves`` moves (when set) and are among
+``strategies`` (when given). The best candidate is the best by ``results.best_of``, the same
+rule that names the evaluation's best: lowest max member lag, then fewest moves, then smallest
+spreads, then the evaluation's order.
+
+Unconsumed partitions: when the current assignment leaves partitions without a consumer
+(a new topic or partitions, an assign()-mode group that has no plan yet), its lag metrics
+cover only what is consumed and cannot be compared; the lag of the rest grows without
+bound. Such a group goes on whenever a complete candidate exists, whatever the imbalance
+and improvement (``max_moves`` and ``strategies`` still apply).
+
+A missing or refused ``current`` result means there is no baseline: the group stops.
+
+Every outcome carries one human line in ``reason``, so that the audit trail says why a
+group did or did not move.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from .errors import LagassignError
+from .results import GroupEvaluation, Metrics, ResultShapeError, StrategyResult, best_of
+
+DEFAULT_THRESHOLD = 1.10
+DEFAULT_MIN_IMPROVEMENT = 0.05
+BASELINE = "current"
+
+# Improvements are ratios of integers computed in floating point; 0.05 must pass for 100 -> 95.
+_EPSILON = 1e-9
+
+
+class GateConfigError(LagassignError):
+    """A gate parameter (threshold, min_improvement, max_moves, strategies) is out of range."""
+
+
+class EvaluationShapeError(LagassignError):
+    """The evaluation handed to the gate does not have the shape of ``evaluate_group``'s output."""
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's verdict for one group.
+
+    ``candidate`` is the best candidate the gate measured (None when there was none);
+    ``chosen`` is the same strategy when ``go`` is true, else None. ``chosen_max_lag``,
+    ``improvement`` (fraction of the current max lag, 0.6 = 60% lower) and ``moves`` describe
+    ``candidate``, so a stopped group still records how close it came.
+    """
+
+    group: str
+    go: bool
+    reason: str
+    chosen: str | None = None
+    candidate: str | None = None
+    current_max_lag: int | None = None
+    current_imbalance: float | None = None
+    chosen_max_lag: int | None = None
+    improvement: float | None = None
+    moves: int | None = None
+    unconsumed: int = 0
+    threshold: float = DEFAULT_THRESHOLD
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT
+    max_moves: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for XCom, the audit store and ``--json`` output)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateDecision:
+        """Back from ``to_dict`` (keys the audit store adds, such as ``outcome``, are ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def validate_parameters(
+    threshold: float = DEFAULT_THRESHOLD,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    max_moves: int | None = None,
+    strategies: Iterable[str] | None = None,
+) -> tuple[float, float, int | None, frozenset[str] | None]:
+    """Check the gate's parameters once (a bad trigger form must fail before any work)."""
+    if not _is_number(threshold) or not threshold >= 1.0:
+        raise GateConfigError(f"threshold must be a number ≥ 1.0 (max/mean member lag), got {threshold!r}")
+    if not _is_number(min_improvement) or not 0.0 <= min_improvement < 1.0:
+        raise GateConfigError(
+            f"min_improvement must be a fraction in [0, 1), e.g. 0.05 for 5%, got {min_improvement!r}"
+        )
+    if max_moves is not None and (
+        isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
+    ):
+        raise GateConfigError(f"max_moves must be a whole number ≥ 0 or unset, got {max_moves!r}")
+    allowed: frozenset[str] | None = None
+    if strategies is not None:
+        if isinstance(strategies, str) or not all(isinstance(s, str) for s in strategies):
+            raise GateConfigError(f"strategies must be a list of strategy names, got {strategies!r}")
+        allowed = frozenset(strategies)
+        if not allowed:
+            raise GateConfigError("strategies must name at least one strategy (or be unset for all)")
+    return float(threshold), float(min_improvement), max_moves, allowed
+
+
+def decide(
+    evaluation: GroupEvaluation | Mapping[str, Any],
+    threshold: float = DEFAULT_THRESHOLD,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    max_moves: int | None = None,
+    strategies: Iterable[str] | None = None,
+) -> GateDecision:
+    """The gate's decision for one group's evaluation (``evaluate_group``'s output)."""
+    threshold, min_improvement, max_moves, allowed = validate_parameters(
+        threshold, min_improvement, max_moves, strategies
+    )
+    try:
+        ev = GroupEvaluation.of(evaluation)
+    except ResultShapeError as exc:
+        raise EvaluationShapeError(str(exc)) from None
+    group, results = ev.group, list(ev.results)
+    params: dict[str, Any] = {
+        "threshold": threshold,
+        "min_improvement": min_improvement,
+        "max_moves": max_moves,
+    }
+
+    baseline = ev.result(BASELINE)
+    if baseline is None:
+        return GateDecision(
+            group, False, "no current assignment was evaluated: nothing to compare against", **params
+        )
+    if not baseline.scored or baseline.metrics is None:
+        why = baseline.refused or "no metrics"
+        return GateDecision(group, False, f"current assignment could not be measured: {why}", **params)
+    cur = baseline.metrics
+    cur_max, cur_imb = int(cur["max_lag"]), float(cur["imbalance"])
+    unconsumed = len(baseline.unassigned or ())
+    base = {"current_max_lag": cur_max, "current_imbalance": cur_imb, "unconsumed": unconsumed, **params}
+
+    complete = [
+        r
+        for r in results
+        if r.strategy != BASELINE and r.complete and (allowed is None or r.strategy in allowed)
+    ]
+    within = [r for r in complete if max_moves is None or _metrics(r)["moves"] <= max_moves]
+    best = best_of(within)
+    measured: dict[str, Any] = dict(base)
+    if best is not None:
+        name, bm = best.strategy, _metrics(best)
+        best_max, moves = int(bm["max_lag"]), int(bm["moves"])
+        improvement = (cur_max - best_max) / cur_max if cur_max > 0 else None
+        measured.update(candidate=name, chosen_max_lag=best_max, improvement=improvement, moves=moves)
+
+    if unconsumed:
+        if best is None:
+            reason = _no_candidate_reason(results, complete, allowed, max_moves)
+            reason = f"current assignment leaves {_n(unconsumed, 'partition')} unconsumed, but {reason}"
+            return GateDecision(group, False, reason, **measured)
+        reason = (
+            f"current assignment leaves {_n(unconsumed, 'partition')} unconsumed; {name} consumes all "
+            f"with max lag {_int(best_max)} and {_n(moves, 'move')}"
+        )
+        return GateDecision(group, True, reason, chosen=name, **measured)
+    if not cur_imb > threshold:
+        reason = f"current imbalance {_ratio(cur_imb)} ≤ threshold {_ratio(threshold)}"
+        return GateDecision(group, False, reason, **measured)
+    if best is None:
+        reason = _no_candidate_reason(results, complete, allowed, max_moves)
+        return GateDecision(group, False, reason, **measured)
+    change = f"max lag {_int(cur_max)} → {_int(best_max)}"
+    if improvement is None or best_max >= cur_max:
+        reason = f"no candidate lowers max lag below {_int(cur_max)} (best: {name}, {_int(best_max)})"
+        return GateDecision(group, False, reason, **measured)
+    shown, minimum = _pct(improvement, min_improvement)
+    if improvement + _EPSILON < min_improvement:
+        reason = (
+            f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}, "
+            f"below the minimum improvement {minimum}"
+        )
+        return GateDecision(group, False, reason, **measured)
+    reason = f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}"
+    return GateDecision(group, True, reason, chosen=name, **measured)
+
+
+def decide_all(
+    evaluations: Iterable[GroupEvaluation | Mapping[str, Any]],
+    threshold: float = DEFAULT_THRESHOLD,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    max_moves: int | None = None,
+    strategies: Iterable[str] | None = None,
+) -> list[GateDecision]:
+    """``decide`` for every group, parameters validated once, in the evaluations' order."""
+    threshold, min_improvement, max_moves, allowed = validate_parameters(
+        threshold, min_improvement, max_moves, strategies
+    )
+    return [decide(e, threshold, min_improvement, max_moves, allowed) for e in evaluations]
+
+
+def _metrics(result: StrategyResult) -> Metrics:
+    assert result.metrics is not None
+    return result.metrics
+
+
+def _no_candidate_reason(
+    results: list[StrategyResult],
+    complete: list[StrategyResult],
+    allowed: frozenset[str] | None,
+    max_moves: int | None,
+) -> str:
+    if complete and max_moves is not None:
+        fewest = min(complete, key=lambda r: (_metrics(r)["moves"], _metrics(r)["max_lag"]))
+        return (
+            f"no candidate within max_moves {max_moves} "
+            f"(fewest: {fewest.strategy} with {_n(_metrics(fewest)['moves'], 'move')})"
+        )
+    if allowed is not None and not any(r.strategy in allowed for r in results):
+        return f"none of the allowed strategies ({', '.join(sorted(allowed))}) was evaluated"
+    return "no strategy produced a complete assignment"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _int(value: int) -> str:
+    return f"{value:,}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _ratio(value: float) -> str:
+    """1.1 -> '1.10', 1.1049 -> '1.1049': two decimals at least, no rounding that hides a difference."""
+    text = f"{value:.4f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(2, '0')}"
+
+
+def _pct(value: float, other: float) -> tuple[str, str]:
+    """Both fractions as percentages, with as many decimals (1 to 4) as it takes to tell them apart."""
+    for digits in range(1, 5):
+        a, b = f"{value * 100:.{digits}f}%", f"{other * 100:.{digits}f}%"
+        if a != b or abs(value - other) <= _EPSILON:
+            return a, b
+    return a, b

@@ -1,0 +1,120 @@
+"""Readable tables for people; machines get JSON instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt_int(value: int) -> str:
+    return f"{value:,}"
+
+
+def _unassigned_note(result: dict[str, Any]) -> str:
+    missing = len(result.get("unassigned", ()))
+    return f"({missing} partitions unassigned)" if missing else ""
+
+
+def evaluation_table(evaluation: dict[str, Any]) -> str:
+    """One group's evaluation: a row per strategy, the best one marked.
+
+    "vs bound" is max lag over the bound for count-balanced plans (a plan that breaks the
+    count guarantee can be below 1); "optimal" says no plan under the rules it keeps does better.
+    """
+    group = evaluation["group"]
+    bound = evaluation["lower_bound_max_lag"]
+    measured = [r["metrics"] for r in evaluation["results"] if "metrics" in r]
+    balanced = max((m.get("balanced_lower_bound_max_lag", bound) for m in measured), default=bound)
+    head = (
+        f"group {group}: {evaluation['members']} members, {evaluation['partitions']} partitions, "
+        f"lower bound on max member lag {_fmt_int(bound)}, {_fmt_int(balanced)} for count-balanced plans"
+    )
+    bound = balanced
+    cols = (
+        "strategy",
+        "max lag",
+        "vs bound",
+        "optimal",
+        "imbalance",
+        "lag spread",
+        "count spread",
+        "moves",
+        "",
+    )
+    rows: list[tuple[Any, ...]] = []
+    for r in evaluation["results"]:
+        if "refused" in r:
+            rows.append((r["strategy"], "refused: " + r["refused"]))
+            continue
+        m = r["metrics"]
+        ratio = f"{m['max_lag'] / bound:.3f}" if bound else "-"
+        rows.append(
+            (
+                r["strategy"],
+                _fmt_int(m["max_lag"]),
+                ratio,
+                "yes" if m.get("optimal") else "",
+                f"{m['imbalance']:.4f}",
+                _fmt_int(m["lag_spread"]),
+                str(m["count_spread"]),
+                str(m["moves"]),
+                "<- best" if r["strategy"] == evaluation["best"] else _unassigned_note(r),
+            )
+        )
+    full = [row for row in rows if len(row) == len(cols)]
+    widths = [max(len(c), *(len(row[i]) for row in full)) if full else len(c) for i, c in enumerate(cols)]
+
+    def line(row: tuple[str, ...]) -> str:
+        if len(row) != len(cols):
+            return f"{row[0]:<{widths[0]}}  {row[1]}"
+        numbers = zip(row[1:-1], widths[1:-1], strict=True)
+        cells = [f"{row[0]:<{widths[0]}}", *(f"{v:>{w}}" for v, w in numbers)]
+        return "  ".join(cells) + ("  " + row[-1] if row[-1] else "")
+
+    out = [head, "", line((*cols[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
+    return "\n".join(out)
+
+
+def plan_table(plan_id: int, decisions: list[Any], outcomes: list[dict[str, Any]]) -> str:
+    """One line per group: current lag, the plan the gate chose, and what happened to it."""
+    published = {o["group"]: o for o in outcomes}
+    rows = [
+        (
+            "group",
+            "current max lag",
+            "imbalance",
+            "decision",
+            "strategy",
+            "new max lag",
+            "change",
+            "moves",
+            "published",
+        )
+    ]
+    for d in decisions:
+        o = published.get(d.group, {})
+        pub = f"v{o['version']}" if o.get("published") else (o.get("reason", "-") if d.go else "-")
+        rows.append(
+            (
+                d.group,
+                _fmt_int(d.current_max_lag) if d.current_max_lag is not None else "-",
+                f"{d.current_imbalance:.3f}" if d.current_imbalance is not None else "-",
+                "GO" if d.go else "stop",
+                d.chosen or d.candidate or "-",
+                _fmt_int(d.chosen_max_lag) if d.chosen_max_lag is not None else "-",
+                f"{-d.improvement:+.1%}" if d.improvement is not None else "-",
+                str(d.moves) if d.moves is not None else "-",
+                pub,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"plan {plan_id}: {sum(d.go for d in decisions)} of {len(decisions)} groups passed the gate", ""]
+    for r in rows:
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i in (0, 3, 4, 8) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
+    lines.append("")
+    lines += [f"{d.group}: {d.reason}" for d in decisions]
+    return "\n".join(lines)

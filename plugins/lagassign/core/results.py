@@ -1,0 +1,173 @@
+"""The results of evaluating a group, typed, with the one codec every edge uses.
+
+A ``StrategyResult`` is one strategy's answer for a group (its assignment and metrics, or why it
+refused); a ``GroupEvaluation`` is every strategy's answer for one group, the best of them, and
+the group's lower bound, or why the group could not be evaluated. Their dict form
+(``to_dict``/``from_dict``) is the output contract (docs/ARCHITECTURE.md), and the same dict, as
+JSON, is what the evaluation tables, the audit store and XCom carry: no edge has its own shape.
+
+"Best" is defined here once (``best_of``): the lowest max member lag, then the fewest moves,
+then the smallest lag and count spreads, then the evaluation's order, among complete results
+(every partition consumed). ``current`` competes like any other: when nothing beats the
+assignment in force, nothing should move.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from .errors import LagassignError
+
+Pairs = list[list[Any]]  # [[topic, partition], ...], sorted
+
+
+class Metrics(TypedDict, total=False):
+    """The metrics object of the output contract (``scoring.score``)."""
+
+    lag: dict[str, int]
+    count: dict[str, int]
+    max_lag: int
+    mean_lag: float
+    imbalance: float
+    lag_spread: int
+    count_spread: int
+    moves: int
+    lower_bound_max_lag: int
+    balanced_lower_bound_max_lag: int
+    optimal: bool
+
+
+class ResultShapeError(LagassignError):
+    """A result or evaluation that does not have the contract's shape."""
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """One strategy's answer for one group: an assignment and its metrics, or a refusal."""
+
+    strategy: str
+    assignment: dict[str, Pairs] | None = None
+    metrics: Metrics | None = None
+    withheld: Pairs | None = None  # cooperative-sticky: partitions held back until revoked
+    unassigned: Pairs | None = None  # partitions nobody consumes (only ``current`` can leave any)
+    refused: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.refused is None and self.metrics is not None
+
+    @property
+    def complete(self) -> bool:
+        """Scored, and every partition consumed."""
+        return self.scored and not self.unassigned
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.refused is not None:
+            return {"strategy": self.strategy, "refused": self.refused}
+        out: dict[str, Any] = {
+            "strategy": self.strategy,
+            "assignment": self.assignment,
+            "metrics": self.metrics,
+        }
+        if self.withheld is not None:
+            out["withheld"] = self.withheld
+        if self.unassigned:
+            out["unassigned"] = self.unassigned
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StrategyResult:
+        if not isinstance(data, Mapping) or not isinstance(data.get("strategy"), str):
+            raise ResultShapeError("a strategy result needs its 'strategy' name")
+        if data.get("refused") is not None:
+            return cls(data["strategy"], refused=str(data["refused"]))
+        if data.get("metrics") is None:
+            raise ResultShapeError(f"result of {data['strategy']}: needs 'metrics' or 'refused'")
+        return cls(
+            data["strategy"],
+            data.get("assignment"),
+            data["metrics"],
+            data.get("withheld"),
+            data.get("unassigned") or None,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> StrategyResult:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class GroupEvaluation:
+    """Every evaluated strategy for one group, or why the group could not be evaluated."""
+
+    group: str
+    results: tuple[StrategyResult, ...] = ()
+    members: int | None = None
+    partitions: int | None = None
+    best: str | None = None
+    lower_bound_max_lag: int | None = None
+    error: str | None = None
+
+    def result(self, strategy: str) -> StrategyResult | None:
+        return next((r for r in self.results if r.strategy == strategy), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"group": self.group, "error": self.error}
+        return {
+            "group": self.group,
+            "members": self.members,
+            "partitions": self.partitions,
+            "best": self.best,
+            "lower_bound_max_lag": self.lower_bound_max_lag,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroupEvaluation:
+        if not isinstance(data, Mapping) or not isinstance(data.get("group"), str):
+            raise ResultShapeError("an evaluation needs its 'group' name and 'results'")
+        if data.get("error") is not None:
+            return cls(data["group"], error=str(data["error"]))
+        results = data.get("results")
+        if not isinstance(results, list):
+            raise ResultShapeError(
+                f"group {data['group']}: evaluation 'results' must be a list of strategy results"
+            )
+        return cls(
+            data["group"],
+            tuple(StrategyResult.from_dict(r) for r in results),
+            data.get("members"),
+            data.get("partitions"),
+            data.get("best"),
+            data.get("lower_bound_max_lag"),
+        )
+
+    @classmethod
+    def of(cls, value: GroupEvaluation | Mapping[str, Any]) -> GroupEvaluation:
+        """``value`` as a GroupEvaluation (a dict, e.g. from JSON, is decoded)."""
+        return value if isinstance(value, GroupEvaluation) else cls.from_dict(value)
+
+
+def rank(result: StrategyResult, order: int) -> tuple[Any, ...]:
+    """The order of "better": lower max lag, fewer moves, smaller spreads, earlier."""
+    m = result.metrics or {}
+    return (m.get("max_lag"), m.get("moves"), m.get("lag_spread", 0), m.get("count_spread", 0), order)
+
+
+def best_of(
+    results: Sequence[StrategyResult], keep: Callable[[StrategyResult], bool] = lambda r: r.complete
+) -> StrategyResult | None:
+    """The best of ``results`` that ``keep`` accepts (complete ones by default), or None."""
+    ranked = [(rank(r, i), r) for i, r in enumerate(results) if keep(r)]
+    return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
+
+
+def decode_all(evaluations: Iterable[GroupEvaluation | Mapping[str, Any]]) -> list[GroupEvaluation]:
+    return [GroupEvaluation.of(e) for e in evaluations]

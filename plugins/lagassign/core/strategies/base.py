@@ -1,0 +1,75 @@
+"""The one small interface every strategy implements, and helpers they share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..model import Assignment, GroupSnapshot, TopicPartition
+
+
+class Strategy(ABC):
+    """An assignment strategy: a pure, deterministic function of the group snapshot.
+
+    Subclasses set ``name`` (the registry key, a contract) and ``summary`` (one line for
+    people), take their options as keyword arguments, and implement ``assign``.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    #: keyword options the constructor takes (e.g. ``max_moves``); evaluate passes only these.
+    options: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        """Return the partitions of every member; raise StrategyRefusedError if it cannot."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+@dataclass
+class CertifiedAssignment(Assignment):
+    """An Assignment whose strategy proved that no assignment under the rules it keeps (its
+    count rules and options, e.g. ``max_moves``) has a smaller max lag; scoring reports it as
+    ``optimal``."""
+
+    proven_optimal: bool = False
+
+
+def build(
+    name: str,
+    group: GroupSnapshot,
+    pairs: Iterable[tuple[str, TopicPartition]] | Mapping[str, Iterable[TopicPartition]],
+    **extra,
+) -> Assignment:
+    """An Assignment listing every member (empty ones too), each list sorted."""
+    members: dict[str, list[TopicPartition]] = {mid: [] for mid in group.member_ids}
+    if isinstance(pairs, Mapping):
+        for mid, tps in pairs.items():
+            members[mid].extend(tps)
+    else:
+        for mid, tp in pairs:
+            members[mid].append(tp)
+    for tps in members.values():
+        tps.sort()
+    return Assignment(name, members, **extra)
+
+
+def memo(
+    group: GroupSnapshot, key: str, compute: Callable[[], dict[str, list[TopicPartition]]]
+) -> dict[str, list[TopicPartition]]:
+    """A layout computed once per group and shared (evaluate runs sticky, cooperative-sticky
+    and lag-optimal's sticky seed on the same group); callers get their own lists."""
+    if key not in group.memo:
+        group.memo[key] = compute()
+    return {mid: list(tps) for mid, tps in group.memo[key].items()}
+
+
+def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
+    return {
+        m.id: [tp for tp in m.owned if tp.topic in m.topics and tp in group.partitions] for m in group.members
+    }

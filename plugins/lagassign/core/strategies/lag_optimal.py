@@ -1,0 +1,269 @@
+"""lag-optimal: balanced counts, then the smallest possible largest member lag, with few moves.
+
+Seeds and the choice between them live here; the local search is ``lagsearch.Search``.
+
+Method, in short:
+1. Seeds, each already meeting the count guarantee of ``lag-aware``: a group-wide
+   longest-lag-first pass (ties broken by a hash of the member id, so no member is favoured
+   for sorting first; with mixed subscriptions it is lag-aware's own build with those ties),
+   the sticky assignment (keeps owned partitions), and the answers of ``lag-aware`` and of
+   ``lag`` (the latter only when it meets the guarantee).
+2. Local search on each seed: the heaviest member exchanges load with a lighter one, by
+   handing over a partition where counts allow it or by swapping two partitions, choosing the
+   exchange that brings the two closest to their mean. A step is taken only if both end
+   strictly below the heavier one's old load, so the sorted load vector falls
+   lexicographically: the largest lag first, then the spread, and the search always ends.
+   Where no such exchange is left, the heaviest and one of the lightest members pool their
+   partitions and deal them out again as evenly as their counts allow (a re-split: several
+   partitions for several).
+3. Partitions that left their owner are sent back (moved or swapped home) wherever that keeps
+   every load within the current min and max: fewer moves at no cost in balance.
+4. The best seed wins: smallest max lag, then fewest moves, then smallest spread. Later seeds
+   search only until they match the leader's max lag, within fewer moves than it needs.
+5. Certificate: the search stops once the heaviest member reaches
+   ``balanced_lower_bound_max_lag`` (no assignment under the count rules does better); the
+   plan is then reported ``optimal``. Otherwise, with ``exact_budget`` seconds, the exact
+   model of ``exact.py`` (HiGHS) starts from the plan and either proves it optimal or
+   improves it (then tidied by the search: spread, moves sent home).
+
+Count rules (what the bound and the exact model assume too): with identical subscriptions
+every count is floor(P/N) or ceil(P/N), widened by ``count_slack``; with mixed ones Kafka's
+balance condition holds (no member with two or more fewer partitions could take one of
+another's). During the search, while all counts are within one of each other a partition may
+pass from a member at the high count to one at the low count; otherwise counts are frozen and
+a swap is allowed only where the condition stays true. Options:
+
+* ``max_moves`` caps the partitions that leave their current owner; a step that would
+  exceed it is not taken, and a group whose counts cannot be balanced within it is refused.
+* ``count_slack`` (default 0) is the knob between count balance and lag balance: members may
+  hold up to that many partitions fewer than floor(P/N) or more than ceil(P/N) when it
+  lowers the largest lag (shared-subscription groups; mixed ones keep the guarantee).
+* ``exact_budget`` (seconds, default off) runs the exact polish on groups of at most
+  ``EXACT_MAX_PAIRS`` (partition, eligible member) pairs whose plan the bound does not
+  certify. It needs the ``certify`` extra (highspy). A run that ends within the budget is
+  deterministic; one the budget cuts short keeps what the solver found by then, which can
+  differ between machines of different speed. ``optimal`` then means: under these count
+  rules and ``max_moves``.
+
+Worked example: members A and B share topic t with lags 8, 7, 6, 5, 4, 2 (three partitions
+each). Longest-first gives 8 to A, 7 and 6 to B, 5 to A, 4 to A (a tie, broken by the hash)
+and 2 to B: A holds 17, B 15. The search looks at A: the gap is 2, so the ideal exchange moves
+1 of lag from A to B, and swapping A's 8 for B's 7 does exactly that: A 16 (7, 5, 4), B 16
+(8, 6, 2). Both bounds are 16 (the mean), so the plan is ``optimal`` and the search stops.
+Where counts bind the two bounds differ: with three members and lags 100, 40, 35, 30, 20, 5
+(two partitions each) no assignment beats 100 (``lower_bound_max_lag``), but under the count
+rules the hot partition's member takes a second partition, at best the 5:
+``balanced_lower_bound_max_lag`` is 105, which the plan (100, 5), (40, 20), (35, 30) reaches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Iterable
+
+from ..errors import StrategyOptionError, StrategyRefusedError
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
+from .base import CertifiedAssignment, Strategy, build
+from .exact import solve, solver_available
+from .lag import LagStrategy
+from .lag_aware import lag_aware_layout
+from .lagsearch import Layout, Search, pick
+from .sticky import sticky_assignment
+
+__all__ = ["LagOptimalStrategy", "meets_count_guarantee"]
+
+
+def _tie_key(group: str):
+    def key(mid: str) -> bytes:
+        return hashlib.blake2b(f"{group}\x00{mid}".encode(), digest_size=8).digest()
+
+    return key
+
+
+def _capped_longest_first(group: GroupSnapshot, tie) -> Layout:
+    """Longest-lag-first to the least-loaded member that still has room under its count quota.
+
+    For a shared subscription: every member ends with floor(P/N) or ceil(P/N) partitions,
+    and only P mod N of them with the ceiling, so the zero-lag tail fills the counts last.
+    """
+    lag = group.lag
+    n = len(group.members)
+    floor, ceil_slots = divmod(len(group.assignable), n)
+    ties = {mid: tie(mid) for mid in group.member_ids}
+    heap = [(0, ties[mid], mid) for mid in group.member_ids]
+    heapq.heapify(heap)
+    layout: Layout = {mid: [] for mid in group.member_ids}
+    for tp in sorted(group.assignable, key=lambda tp: (-lag[tp], tp)):
+        while True:
+            load, t, mid = heapq.heappop(heap)
+            room = len(layout[mid]) < floor or (len(layout[mid]) == floor and ceil_slots > 0)
+            if room:
+                break
+            # Full: drop it from the heap for good.
+        if len(layout[mid]) == floor:
+            ceil_slots -= 1
+        layout[mid].append(tp)
+        heapq.heappush(heap, (load + lag[tp], t, mid))
+    return layout
+
+
+def _differencing(group: GroupSnapshot, tie) -> Layout:
+    """Balanced largest differencing (Karmarkar-Karp for equal counts), shared subscription only.
+
+    Partitions, heaviest first and padded with empty slots to a multiple of N, are cut into
+    rows of N; a row is a partial answer giving each member one partition. The two partial
+    answers whose heaviest and lightest member differ most are merged, heaviest set with
+    lightest set, until one is left: every member then holds one partition of every row, so
+    counts are floor(P/N) or ceil(P/N) (the empty slots all lie in the last row).
+    """
+    lag = group.lag
+    n = len(group.members)
+    heaviest_first = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))
+    tps: list[TopicPartition | None] = [*heaviest_first, *[None] * (-len(heaviest_first) % n)]
+    heap: list[tuple[int, int, list[tuple[int, list]]]] = []
+    for k in range(0, len(tps), n):
+        row = [(0, []) if tp is None else (lag[tp], [tp]) for tp in tps[k : k + n]]
+        row.sort(key=lambda s: -s[0])
+        heapq.heappush(heap, (-(row[0][0] - row[-1][0]), k, row))
+    while len(heap) > 1:
+        _, k, a = heapq.heappop(heap)
+        _, _, b = heapq.heappop(heap)
+        merged = [(x[0] + y[0], x[1] + y[1]) for x, y in zip(a, reversed(b), strict=True)]
+        merged.sort(key=lambda s: -s[0])
+        heapq.heappush(heap, (-(merged[0][0] - merged[-1][0]), k, merged))
+    sets = [held for _, held in heap[0][2]] if heap else []
+    members = sorted(group.member_ids, key=tie)
+    return {mid: sets[i] if i < len(sets) else [] for i, mid in enumerate(members)}
+
+
+# The exact polish builds one binary variable per (partition, eligible member) pair: beyond this
+# many the model alone takes longer than a plan should (the search's answer stands).
+EXACT_MAX_PAIRS = 20_000
+
+
+def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
+    """With identical subscriptions members are interchangeable: give each of the layout's
+    partition sets to the member that owns most of it now (greedy), so the solver's answer
+    moves no more partitions than it must."""
+    owner = group.owner
+    overlap = []
+    for i, (_, tps) in enumerate(sorted(layout.items())):
+        counts: dict[str, int] = {}
+        for tp in tps:
+            if tp in owner:
+                counts[owner[tp]] = counts.get(owner[tp], 0) + 1
+        overlap += [(-n, i, mid) for mid, n in counts.items()]
+    sets = [tps for _, tps in sorted(layout.items())]
+    given: dict[str, list] = {}
+    used: set[int] = set()
+    for _, i, mid in sorted(overlap):
+        if i not in used and mid not in given:
+            given[mid] = sets[i]
+            used.add(i)
+    rest = iter(i for i in range(len(sets)) if i not in used)
+    for mid in group.member_ids:
+        if mid not in given:
+            given[mid] = sets[next(rest)]
+    return given
+
+
+class LagOptimalStrategy(Strategy):
+    name = "lag-optimal"
+    summary = "lagassign: counts balanced, then the smallest largest member lag, with few moves"
+    options = ("max_moves", "count_slack", "exact_budget")
+
+    def __init__(
+        self, max_moves: int | None = None, count_slack: int = 0, exact_budget: float | None = None
+    ) -> None:
+        for name, value in (("max_moves", max_moves), ("count_slack", count_slack)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise StrategyOptionError(f"{name} must be a non-negative integer, got {value!r}")
+        if exact_budget is not None:
+            if (
+                isinstance(exact_budget, bool)
+                or not isinstance(exact_budget, int | float)
+                or not (0 <= exact_budget < float("inf"))
+            ):
+                raise StrategyOptionError(
+                    f"exact_budget must be a non-negative number of seconds, got {exact_budget!r}"
+                )
+            if exact_budget > 0 and not solver_available():
+                raise StrategyOptionError(
+                    "exact_budget needs the optional solver: pip install 'lagassign[certify]' (highspy)"
+                )
+        self.max_moves = max_moves
+        self.count_slack = count_slack or 0
+        self.exact_budget = exact_budget or 0
+
+    def _seeds(self, group: GroupSnapshot, tie) -> Iterable[tuple[str, Layout, bool]]:
+        """(name, layout, worth searching): the first seeds are searched, the others compared."""
+        if group.identical_subscriptions:
+            yield "longest-first", _capped_longest_first(group, tie), True
+        else:
+            # lag-aware's own build, ties by the hash: no member is favoured for sorting first.
+            yield "longest-first", lag_aware_layout(group, tie), True
+        if group.owner:
+            yield "sticky", sticky_assignment(group), True
+        yield "lag-aware", lag_aware_layout(group), False
+        lag_layout = LagStrategy().assign(group).members
+        if meets_count_guarantee(group, lag_layout):
+            yield "lag", lag_layout, False
+
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        tie = _tie_key(group.group)
+        # count_slack relaxes counts only where all members share one subscription; mixed
+        # groups keep Kafka's balance condition whatever it says.
+        slack = self.count_slack if group.identical_subscriptions else 0
+        floor = balanced_lower_bound_max_lag(group, slack)
+        results: list[Search] = []
+        fewest_moves = None
+        for _, layout, worth_searching in self._seeds(group, tie):
+            search = Search(group, layout, self.max_moves, tie, slack)
+            fewest_moves = search.moves if fewest_moves is None else min(fewest_moves, search.moves)
+            if self.max_moves is not None and search.moves > self.max_moves:
+                continue
+            if worth_searching and results:
+                # A later seed is there to reach the same max lag with fewer moves: it need not
+                # go lower, and it may spend fewer moves than the best answer so far.
+                leader = pick(results)
+                assert leader is not None  # results is not empty here
+                cap = leader.moves if self.max_moves is None else self.max_moves
+                search.max_moves = min(leader.moves - 1, cap)
+                if search.moves <= search.max_moves:
+                    search.run(max(floor, leader.max_lag), sweep=False)
+            elif worth_searching:
+                search.run(floor)
+            results.append(search)
+        best = pick(results)
+        if best is None:
+            raise StrategyRefusedError(
+                f"group {group.group}: balancing partition counts alone needs {fewest_moves} moves, "
+                f"more than max_moves={self.max_moves}"
+            )
+        proven = best.max_lag <= floor
+        if not proven and self.exact_budget > 0 and self._pairs(group) <= EXACT_MAX_PAIRS:
+            best, proven = self._polish(group, best, floor, slack, tie)
+        a = build(self.name, group, best.layout())
+        return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
+
+    @staticmethod
+    def _pairs(group: GroupSnapshot) -> int:
+        return sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
+
+    def _polish(self, group: GroupSnapshot, best: Search, floor: int, slack: int, tie) -> tuple[Search, bool]:
+        """The exact model (``exact.solve``) started from the search's answer, within the budget:
+        a better answer replaces it (spread and moves then tidied by a search from there)."""
+        result = solve(
+            group, self.exact_budget, slack, self.max_moves, start=best.layout(), known_bound=floor
+        )
+        if result.layout is not None and result.max_lag is not None and result.max_lag < best.max_lag:
+            layout = result.layout
+            if group.identical_subscriptions and self.max_moves is None and group.owner:
+                layout = _keep_owners(group, layout)
+            better = Search(group, layout, self.max_moves, tie, slack)
+            better.run(better.max_lag)
+            if better.max_lag < best.max_lag:
+                best = better
+        return best, best.max_lag <= result.bound

@@ -1,0 +1,487 @@
+"""lag-optimal's local search: exchanges between a heavy and a lighter member, under count rules.
+
+A ``Search`` holds one layout (who holds which partitions, their loads, counts and moves) and
+lowers the heaviest member while an exchange allows it: a hand-over of one partition where the
+count rules allow it, or a swap of two. A step is taken only if both members end strictly below
+the heavier one's old load, so the sorted load vector falls lexicographically (largest lag
+first, then the spread) and the search always ends. Its work is bounded (``MIN_WORK`` plus
+``WORK_PER_ITEM`` per member and partition), so huge groups end with what it reached by then.
+
+Count rules: while all counts are within one of each other (always so with identical
+subscriptions) a partition may pass from a member at the high count to one at the low count,
+within ``count_range`` (floor(P/N) and ceil(P/N), widened by ``count_slack``); otherwise counts
+are frozen and a swap is allowed only where no member with two or more fewer partitions could
+take the partition a member receives (Kafka's balance condition stays true).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from ..model import GroupSnapshot, TopicPartition
+
+Layout = dict[str, list[TopicPartition]]
+Held = tuple[int, TopicPartition]  # (lag, partition): a member's partitions sort by lag
+# (distance of the two members' new loads from their mean, kind: 0 hand-over / 1 swap, p, q)
+Candidate = tuple[float, int, Held, Held | None]
+
+# Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
+# many per member and per partition of the group.
+MIN_WORK = 2_000
+WORK_PER_ITEM = 4
+
+# A re-split pools two members' partitions and deals them out again in the best way the counts
+# allow (meet in the middle: 2^(k/2) subsets per half), for pools of at most this many.
+RESPLIT_MAX_ITEMS = 20
+RESPLIT_PARTNERS = 4
+
+# Below this many candidate pairs an exchange is searched in plain Python (numpy's per-call
+# overhead dominates there); above it numpy scores each heavy partition against the light
+# partitions nearest to the ideal difference.
+_SMALL = 160
+
+
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k smallest finite values, in order."""
+    if len(values) > k:
+        idx = np.argpartition(values, k)[:k]
+        idx = idx[np.argsort(values[idx], kind="stable")]
+    else:
+        idx = np.argsort(values, kind="stable")
+    return idx[np.isfinite(values[idx])]
+
+
+def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
+    """Every subset of ``items`` as (sum of lags, bit mask), by size, each list sorted."""
+    out: dict[int, list[tuple[int, int]]] = {0: [(0, 0)]}
+    for i, (lg, _) in enumerate(items):
+        bit = 1 << i
+        for size in range(i, -1, -1):
+            grown = [(total + lg, mask | bit) for total, mask in out.get(size, ())]
+            if grown:
+                out.setdefault(size + 1, []).extend(grown)
+    for lst in out.values():
+        lst.sort()
+    return out
+
+
+class Search:
+    """Mutable state of one local search: who holds what, loads, counts and moves."""
+
+    def __init__(
+        self,
+        group: GroupSnapshot,
+        layout: Layout,
+        max_moves: int | None,
+        tie: Callable[[str], bytes],
+        count_slack: int = 0,
+    ) -> None:
+        self.lag = group.lag
+        self.topics = {m.id: m.topics for m in group.members}
+        self.before = group.owner
+        self.max_moves = max_moves
+        self.tie = {m.id: tie(m.id) for m in group.members}
+        self.held: dict[str, list[Held]] = {
+            mid: sorted((self.lag[tp], tp) for tp in tps) for mid, tps in layout.items()
+        }
+        self._arrays: dict[str, np.ndarray] = {}
+        self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
+        self.budget = 0
+        self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
+        self.count = {mid: len(h) for mid, h in self.held.items()}
+        held_now = {tp for h in self.held.values() for _, tp in h}
+        # Owned partitions nobody may hold any more (their topic lost its subscribers) have
+        # moved whatever we do; they count, as scoring counts them.
+        self.moves = sum(1 for tp in self.before if tp not in held_now) + sum(
+            1 for mid, h in self.held.items() for _, tp in h if self.before.get(tp, mid) != mid
+        )
+        # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
+        # current while its load equals the member's load (entries are pushed on every change).
+        self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
+        self._heavy = [(-load, self.tie[m], m) for m, load in self.load.items()]
+        heapq.heapify(self._light)
+        heapq.heapify(self._heavy)
+        self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
+        floor, extra = divmod(sum(self.count.values()), len(self.count))
+        self.count_range = (floor - count_slack, floor + (extra > 0) + count_slack)
+        self._subscribers = group.subscribers
+        self._min_count: dict[str, int] | None = None
+        self._scans = 0
+        self._order: list[str] = []
+
+    # -- the rules ---------------------------------------------------------------------------
+
+    @property
+    def min_count(self) -> dict[str, int]:
+        """Smallest count among each topic's subscribers; with frozen counts it never changes,
+        and only frozen counts need it, so it is computed on first use."""
+        if self._min_count is None:
+            self._min_count = {
+                t: min(self.count[mid] for mid in subs) for t, subs in self._subscribers.items()
+            }
+        return self._min_count
+
+    def _move_cost(self, tp: TopicPartition, src: str, dst: str) -> int:
+        ob = self.before.get(tp)
+        if ob is None:
+            return 0
+        return (dst != ob) - (src != ob)
+
+    def _may_receive(self, mid: str, tp: TopicPartition) -> bool:
+        if tp.topic not in self.topics[mid]:
+            return False
+        return self.flexible or self.min_count[tp.topic] > self.count[mid] - 2
+
+    def _may_hand_over(self, giver: str, taker: str) -> bool:
+        """Whether one partition may pass from giver to taker under the count rules."""
+        if not self.flexible:
+            return False
+        low, high = self.count_range
+        return (
+            self.count[giver] - 1 >= low
+            and self.count[taker] + 1 <= high
+            and (self.count[giver] > self.count[taker] or low < high - 1)
+        )
+
+    def _allowed(self, heavy: str, light: str, p: Held, q: Held | None) -> int | None:
+        """Move cost of an exchange, or None if subscriptions, counts or max_moves forbid it."""
+        if not self._may_receive(light, p[1]) or (q is not None and not self._may_receive(heavy, q[1])):
+            return None
+        cost = self._move_cost(p[1], heavy, light)
+        if q is not None:
+            cost += self._move_cost(q[1], light, heavy)
+        if self.max_moves is not None and self.moves + cost > self.max_moves:
+            return None
+        return cost
+
+    # -- one exchange ------------------------------------------------------------------------
+
+    def _lags(self, mid: str) -> np.ndarray:
+        arr = self._arrays.get(mid)
+        if arr is None:
+            arr = self._arrays[mid] = np.fromiter((lg for lg, _ in self.held[mid]), np.int64)
+        return arr
+
+    def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
+        """Every hand-over and swap between two members with few partitions, in plain Python."""
+        h_list, l_list = self.held[heavy], self.held[light]
+        out: list[Candidate] = []
+        if self._may_hand_over(heavy, light):
+            out += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+        for p in h_list:
+            for q in l_list:
+                d = p[0] - q[0]
+                if 0 < d < gap:
+                    out.append((abs(d - half), 1, p, q))
+        return out
+
+    def _candidates_numpy(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
+        """The few most promising exchanges between two large members, scored with numpy: the
+        4 best hand-overs, and each heavy partition against the two light partitions nearest
+        to the ideal difference (12 best of those)."""
+        h_list, l_list = self.held[heavy], self.held[light]
+        h_lags, l_lags = self._lags(heavy), self._lags(light)
+        out: list[Candidate] = []
+        if self._may_hand_over(heavy, light):
+            dist = np.abs(h_lags - half)
+            dist[(h_lags <= 0) | (h_lags >= gap)] = np.inf
+            out += [(float(dist[i]), 0, h_list[int(i)], None) for i in _smallest(dist, 4)]
+        n_light = len(l_lags)
+        if n_light:
+            above = np.searchsorted(l_lags, h_lags - half)
+            below = above - 1
+            np.minimum(above, n_light - 1, out=above)
+            np.maximum(below, 0, out=below)
+            j = np.concatenate((below, above))
+            d = np.concatenate((h_lags, h_lags)) - l_lags[j]
+            dist = np.abs(d - half)
+            dist[(d <= 0) | (d >= gap)] = np.inf
+            n_heavy = len(h_lags)
+            out += [
+                (float(dist[k]), 1, h_list[int(k % n_heavy)], l_list[int(j[k])]) for k in _smallest(dist, 12)
+            ]
+        return out
+
+    def _best_exchange(self, heavy: str, light: str) -> tuple[Held, Held | None] | None:
+        """The allowed exchange that brings two members closest to their mean, or None.
+
+        Only exchanges leaving both strictly below the heavier one's load are candidates;
+        among equally close ones the one with fewer moves wins, then a hand-over over a swap.
+        """
+        gap = self.load[heavy] - self.load[light]
+        self.attempts += 1
+        if gap <= 1:
+            return None
+        half = gap / 2
+        small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
+        options = (self._candidates_small if small else self._candidates_numpy)(heavy, light, gap, half)
+        options.sort(key=lambda o: (o[0], o[1]))
+        best, best_key = None, None
+        for dist, _, p, q in options:
+            if best_key is not None and dist > best_key[0]:
+                break
+            cost = self._allowed(heavy, light, p, q)
+            if cost is not None and (best_key is None or (dist, cost) < best_key):
+                best_key, best = (dist, cost), (p, q)
+        return best
+
+    def _apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
+        """Hand p from giver to taker and, for a swap, q back."""
+        self.moves += self._move_cost(p[1], giver, taker)
+        self.held[giver].remove(p)
+        insort(self.held[taker], p)
+        self.load[giver] -= p[0]
+        self.load[taker] += p[0]
+        self._arrays.pop(giver, None)
+        self._arrays.pop(taker, None)
+        if q is None:
+            self.count[giver] -= 1
+            self.count[taker] += 1
+        else:
+            self.moves += self._move_cost(q[1], taker, giver)
+            self.held[taker].remove(q)
+            insort(self.held[giver], q)
+            self.load[taker] -= q[0]
+            self.load[giver] += q[0]
+        for m in (giver, taker):
+            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
+            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+
+    # -- which members to pair ---------------------------------------------------------------
+
+    def _lightest(self, k: int) -> list[str]:
+        """The k lightest members (fewer if there are fewer), lightest first."""
+        out: list[tuple] = []
+        heap = self._light
+        while heap and len(out) < k:
+            entry = heapq.heappop(heap)
+            if entry[0] == self.load[entry[2]] and (not out or out[-1][2] != entry[2]):
+                out.append(entry)
+        for entry in out:
+            heapq.heappush(heap, entry)
+        return [e[2] for e in out]
+
+    def _scan_order(self) -> list[str]:
+        """Members holding the smallest partitions first: the order of a full scan.
+
+        Sorting every member is the costly part of a full scan, so the order is reused for a
+        few scans (an order a little out of date only changes which partner is tried first);
+        the sort is counted as work, like the exchanges it saves.
+        """
+        self._scans += 1
+        if self._scans % 16 == 1:
+            held, load, tie = self.held, self.load, self.tie
+            self._order = sorted(load, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], tie[m]))
+            self.attempts += len(self._order) // 16
+        return self._order
+
+    def _heaviest(self) -> str:
+        heap = self._heavy
+        while -heap[0][0] != self.load[heap[0][2]]:
+            heapq.heappop(heap)
+        return heap[0][2]
+
+    def _improve_member(self, heavy: str, partners: int | None) -> bool:
+        """One exchange lowering ``heavy`` with the lightest member that allows one.
+
+        With ``partners`` None every lighter member is tried, those holding the smallest
+        partitions first: a member stuck with one huge partition can only trade its small
+        ones for smaller ones, wherever they are.
+        """
+        order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
+        for light in order:
+            if self.attempts >= self.budget:
+                return False
+            if self.load[light] >= self.load[heavy]:
+                if partners is None:
+                    continue
+                return False
+            exchange = self._best_exchange(heavy, light)
+            if exchange is not None:
+                self._apply(heavy, light, *exchange)
+                return True
+        return False
+
+    # -- the search --------------------------------------------------------------------------
+
+    def run(self, floor: int, sweep: bool = True) -> None:
+        """Lower the heaviest member while possible, then (``sweep``) once more for the spread.
+
+        Bounded work: it stops once the heaviest is at ``floor`` and after ``WORK_PER_ITEM``
+        exchanges looked at per member and partition, so huge groups end in seconds with what
+        the search reached by then.
+        """
+        # Every step looks at one exchange at least, so the budget bounds the steps too.
+        items = len(self.load) + sum(self.count.values())
+        self.budget = self.attempts + MIN_WORK + WORK_PER_ITEM * items
+        while True:
+            before = self.max_lag
+            self._descend(floor)
+            for heavy in sorted(self.load, key=lambda m: (-self.load[m], self.tie[m])) if sweep else ():
+                while self._improve_member(heavy, 4):
+                    pass
+            self._undo_needless_moves()
+            # Sweeping and sending partitions home reshape the lighter members; that can open
+            # an exchange for the heaviest again: one more descent while it pays.
+            if self.max_lag <= floor or self.max_lag >= before or self.attempts >= self.budget:
+                break
+
+    def _descend(self, floor: int) -> None:
+        """Lower the heaviest member while some exchange or re-split allows it."""
+        while True:
+            heavy = self._heaviest()
+            if self.load[heavy] <= floor:
+                return
+            # The lightest few first; all of them only to prove the heaviest is stuck; then
+            # deal two members' partitions out afresh (a swap of several for several).
+            improved = self._improve_member(heavy, 4) or self._improve_member(heavy, None)
+            if not (improved or self._resplit_member(heavy)):
+                return
+
+    # -- re-splits: many-for-many exchanges between two members -----------------------------
+
+    def _resplit_member(self, heavy: str) -> bool:
+        """Lower ``heavy`` by re-splitting its partitions with one of the few lightest members'."""
+        for light in self._lightest(RESPLIT_PARTNERS):
+            if self.attempts >= self.budget:
+                return False
+            if self.load[light] >= self.load[heavy] or light == heavy:
+                continue
+            if len(self.held[heavy]) + len(self.held[light]) > RESPLIT_MAX_ITEMS:
+                continue
+            split = self._best_resplit(heavy, light)
+            if split is not None:
+                self._replace(heavy, light, split)
+                return True
+        return False
+
+    def _best_resplit(self, heavy: str, light: str) -> list[Held] | None:
+        """The partitions ``heavy`` should keep, out of both members', so that the heavier of
+        the two ends lowest (strictly below ``heavy``'s load now), or None.
+
+        The counts stay as they are, or shift by one where the count rules allow a hand-over;
+        partitions change sides only to members that may receive them, within ``max_moves``.
+        """
+        pool = self.held[heavy] + self.held[light]
+        if self.topics[heavy] != self.topics[light]:
+            return None  # different subscriptions: the pairwise exchanges cover those
+        total = self.load[heavy] + self.load[light]
+        sizes = [len(self.held[heavy])]
+        if self._may_hand_over(heavy, light):
+            sizes.append(sizes[0] - 1)
+        if self._may_hand_over(light, heavy):
+            sizes.append(sizes[0] + 1)
+        half = len(pool) // 2
+        left, right = _subsets(pool[:half]), _subsets(pool[half:])
+        # Counted as work like the exchanges: one per 16 subset sums looked at.
+        self.attempts += 1 + (len(sizes) * sum(map(len, left.values())) + sum(map(len, right.values()))) // 16
+        best_worst, best_mask = self.load[heavy], None
+        target = total / 2
+        for size in sizes:
+            for a, sums_a in left.items():
+                sums_b = right.get(size - a)
+                if not sums_b:
+                    continue
+                keys = [sb for sb, _ in sums_b]
+                for sa, mask_a in sums_a:
+                    k = bisect_left(keys, target - sa)
+                    for sb, mask_b in sums_b[max(0, k - 1) : k + 1]:
+                        worst = max(sa + sb, total - sa - sb)
+                        if worst < best_worst:
+                            mask = mask_a | (mask_b << half)
+                            if self._resplit_allowed(heavy, light, pool, mask):
+                                best_worst, best_mask = worst, mask
+        if best_mask is None:
+            return None
+        return [p for i, p in enumerate(pool) if best_mask >> i & 1]
+
+    def _resplit_allowed(self, heavy: str, light: str, pool: list[Held], mask: int) -> bool:
+        n_heavy = len(self.held[heavy])
+        cost = 0
+        for i, p in enumerate(pool):
+            stays_heavy = bool(mask >> i & 1)
+            was_heavy = i < n_heavy
+            if stays_heavy == was_heavy:
+                continue
+            src, dst = (heavy, light) if was_heavy else (light, heavy)
+            if not self._may_receive(dst, p[1]):
+                return False
+            cost += self._move_cost(p[1], src, dst)
+        return self.max_moves is None or self.moves + cost <= self.max_moves
+
+    def _replace(self, heavy: str, light: str, keep: list[Held]) -> None:
+        """``heavy`` keeps ``keep``; ``light`` gets the rest of both members' partitions."""
+        kept = set(keep)
+        for p in list(self.held[heavy]):
+            if p not in kept:
+                self._move_one(heavy, light, p)
+        for p in list(self.held[light]):
+            if p in kept:
+                self._move_one(light, heavy, p)
+        for m in (heavy, light):
+            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
+            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+
+    def _move_one(self, giver: str, taker: str, p: Held) -> None:
+        self.moves += self._move_cost(p[1], giver, taker)
+        self.held[giver].remove(p)
+        insort(self.held[taker], p)
+        self.load[giver] -= p[0]
+        self.load[taker] += p[0]
+        self.count[giver] -= 1
+        self.count[taker] += 1
+        self._arrays.pop(giver, None)
+        self._arrays.pop(taker, None)
+
+    def _undo_needless_moves(self) -> None:
+        """Send displaced partitions back home where max lag and spread do not grow."""
+        lo, hi = min(self.load.values()), max(self.load.values())
+        for mid in sorted(self.held):
+            for p in list(self.held[mid]):
+                home = self.before.get(p[1])
+                if home is None or home == mid or p not in self.held[mid]:
+                    continue
+                fits = lo <= self.load[mid] - p[0] and self.load[home] + p[0] <= hi
+                if fits and self._may_hand_over(mid, home) and self._allowed(mid, home, p, None) is not None:
+                    self._apply(mid, home, p, None)
+                    continue
+                # A swap: q from home to mid keeping both loads within [lo, hi].
+                low_q = max(p[0] + self.load[home] - hi, lo - self.load[mid] + p[0])
+                high_q = min(p[0] + self.load[home] - lo, hi - self.load[mid] + p[0])
+                if low_q > high_q:
+                    continue
+                home_list = self.held[home]
+                k = bisect_left(home_list, (low_q,))
+                while k < len(home_list) and home_list[k][0] <= high_q:
+                    q = home_list[k]
+                    cost = None if self.before.get(q[1]) == home else self._allowed(mid, home, p, q)
+                    if cost is not None and cost < 0:
+                        self._apply(mid, home, p, q)
+                        break
+                    k += 1
+
+    # -- results -----------------------------------------------------------------------------
+
+    def layout(self) -> Layout:
+        return {mid: [tp for _, tp in h] for mid, h in self.held.items()}
+
+    @property
+    def max_lag(self) -> int:
+        return max(self.load.values())
+
+    @property
+    def spread(self) -> int:
+        return self.max_lag - min(self.load.values())
+
+
+def pick(results: list[Search]) -> Search | None:
+    """Smallest max lag; among answers that equal it, fewest moves, then smallest spread.
+
+    Each search already lowers the spread as far as its exchanges can; between answers with
+    the same max lag, keeping partitions where they are is worth more than a smaller spread.
+    """
+    return min(results, key=lambda r: (r.max_lag, r.moves, r.spread), default=None)

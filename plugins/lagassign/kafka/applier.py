@@ -1,0 +1,92 @@
+"""Carry out a publish decision (``publishing.decide_publication``): the thin Kafka half.
+
+For ``publish``: reserve the version in the audit ledger (a compare-and-set against the version
+this run saw in force), write the plan record, then mark it published, or failed when the
+broker refused it (too large even compressed, not authorised: no endless retry). When the write
+is uncertain (no acknowledgement in time) the reservation stays pending and the next run
+reconciles it against the topic. Every other decision is recorded as it is. Either way the
+group's outcome line goes to the audit trail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.clock import iso_z, now_text
+from ..core.plans import Plan
+from ..core.publishing import Publication, PublishFacts
+from .plans import PlanDeliveryError, PlanStore, PlanTooLargeError
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What publishing did for one group: the line for people and the version concerned."""
+
+    group: str
+    published: bool
+    reason: str
+    version: int | None = None
+    action: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "published": self.published,
+            "version": self.version,
+            "reason": self.reason,
+            "action": self.action,
+        }
+
+
+def apply_publication(
+    ledger: Any,
+    topic: PlanStore | None,
+    plan_id: int,
+    facts: PublishFacts,
+    decision: Publication,
+    force: bool = False,
+) -> Outcome:
+    """Carry out ``decision`` for ``facts.group`` and record the outcome in the audit trail."""
+    from ..store import VersionConflictError
+
+    group = facts.group
+    if not decision.writes:
+        outcome = Outcome(group, False, decision.reason, decision.version, decision.action)
+        return _record(ledger, plan_id, outcome)
+    assert topic is not None, "a publish decision needs the plans topic"
+    try:
+        pub = ledger.mark_publication_pending(
+            plan_id,
+            group,
+            strategy=facts.strategy,
+            assignment=dict(facts.members),
+            snapshot_at=facts.snapshot_at,
+            force=force,
+            min_version=decision.version,
+            expected_version=facts.in_force_version or 0,
+        )
+    except VersionConflictError as exc:
+        return _record(ledger, plan_id, Outcome(group, False, f"skipped: {exc}", None, "refuse"))
+    plan = Plan(
+        plan_id=str(plan_id),
+        group=group,
+        version=pub["version"],
+        created_at=now_text(),
+        strategy=facts.strategy,
+        snapshot_at=iso_z(facts.snapshot_at),
+        members=dict(facts.members),
+    )
+    try:
+        topic.write(plan)
+    except (PlanTooLargeError, PlanDeliveryError) as exc:
+        ledger.mark_publication_failed(group, pub["version"], str(exc))
+        return _record(ledger, plan_id, Outcome(group, False, f"failed: {exc}", pub["version"], "failed"))
+    ledger.mark_published(group, pub["version"])
+    done = f"published {facts.strategy} as version {plan.version} on {topic.topic}"
+    return _record(ledger, plan_id, Outcome(group, True, done, plan.version, "publish"))
+
+
+def _record(ledger: Any, plan_id: int, outcome: Outcome) -> Outcome:
+    ledger.record_outcome(plan_id, outcome.group, outcome.reason)
+    return outcome

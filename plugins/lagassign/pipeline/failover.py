@@ -1,0 +1,193 @@
+"""The failover step: one group's new plan after a membership change, recorded and published.
+
+Shared by ``lagassign watch`` and the Airflow ``lagassign_failover`` DAG. It runs in-process
+(no Spark: one group, milliseconds of planning) and leaves the same audit trail as a planning
+run: a plan with trigger ``failover``, the group's snapshot, its evaluation, a decision whose
+reason names the change, and the publication in the ledger.
+
+Steps: read the plan in force and the statuses again (the change may have healed or been handled
+by someone else meanwhile: then nothing is published), snapshot the group (its live instances
+own what the plan in force gave them), ``failover.plan_failover``, then publish through the
+same decision and applier as every other plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.case import parse_case
+from ..core.clock import parse_utc
+from ..core.failover import MembershipChange, membership_change, plan_failover
+from ..core.gate import GateDecision
+from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class FailoverSettings:
+    """Where to look and how long silence means death; the same for the watcher and the DAG."""
+
+    plan_topic: str = PLAN_TOPIC
+    status_topic: str = STATUS_TOPIC
+    session_timeout_ms: int | None = 30_000
+    groups_file: str | None = None
+    auto_offset_reset: str = "latest"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "plan_topic": self.plan_topic,
+            "status_topic": self.status_topic,
+            "session_timeout_ms": self.session_timeout_ms,
+            "groups_file": self.groups_file,
+            "auto_offset_reset": self.auto_offset_reset,
+        }
+
+
+def declared_group(settings: FailoverSettings, group: str) -> Any:
+    """The group's entry in the groups file (pinned instances and topics), or None."""
+    if not settings.groups_file:
+        return None
+    from ..kafka.groupsfile import load_groups_file
+
+    return next((g for g in load_groups_file(settings.groups_file) if g.group == group), None)
+
+
+def failover_step(
+    store: Any,
+    kafka_config: Mapping[str, Any],
+    group: str,
+    settings: FailoverSettings,
+    base: str | Path,
+    triggered_by: str,
+    dag_id: str | None = None,
+    run_id: str | None = None,
+    seen: MembershipChange | None = None,
+    log: Log = print,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
+    """Plan and publish ``group`` after a membership change; returns the publish outcome.
+
+    ``seen`` is the change the caller observed (for the record); the step checks the group
+    again and publishes nothing when the plan in force already matches the live instances.
+    """
+    from ..core.plans import normalize_members
+    from ..core.publishing import LedgerEntry, PublishFacts, decide_publication
+    from ..kafka.admin import AdminHook
+    from ..kafka.applier import Outcome, apply_publication
+    from ..kafka.plans import PlanStore
+    from ..kafka.snapshot import take_snapshot
+    from ..kafka.status import now_ms, read_status
+    from .params import run_dir
+
+    parameters = {"group": group, "change": seen.describe() if seen else None, **settings.record()}
+    plan_id = store.start_plan("failover", triggered_by, dag_id, run_id, parameters)
+    try:
+        spec = declared_group(settings, group)
+        with PlanStore(dict(kafka_config), settings.plan_topic, timeout) as topic:
+            in_force = topic.read([group]).get(group)
+            liveness = read_status(
+                kafka_config, settings.status_topic, timeout, [group], settings.session_timeout_ms
+            )
+            change = membership_change(
+                group,
+                in_force.members if in_force else None,
+                in_force.version if in_force else None,
+                liveness,
+                now_ms(),
+                pinned=list(spec.instances) if spec else None,
+                announced_since_ms=0,
+            )
+            if change is None:
+                note = (
+                    f"nothing to do: plan v{in_force.version} already matches the live instances"
+                    if in_force
+                    else "nothing to do: the group has no plan in force"
+                )
+                log(f"group {group}: {note}")
+                store.record_decisions(plan_id, [GateDecision(group, False, note)])
+                store.finish_plan(plan_id, "succeeded")
+                held = in_force.version if in_force else None
+                return Outcome(group, False, note, held, "unchanged").to_dict()
+            folder = run_dir(base, plan_id) / "snapshot"
+            snap = take_snapshot(
+                AdminHook(dict(kafka_config), timeout=timeout),
+                groups_regex=re.escape(group),
+                assign_groups=[spec] if spec else [],
+                auto_offset_reset=settings.auto_offset_reset,
+                plan_topic=settings.plan_topic,
+                status_topic=settings.status_topic,
+                session_timeout_ms=settings.session_timeout_ms,
+                plans={group: in_force} if in_force else {},
+            )
+            snap.write(folder)
+            snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
+            store.set_snapshot(plan_id, str(folder), snapshot_at)
+            case = snap.cases().get(group)
+            if case is None:
+                why = next((g["error"] for g in snap.groups if g["group"] == group), None) or "not found"
+                store.record_evaluations(plan_id, [{"group": group, "error": why}])
+                note = f"{change.describe()}: cannot plan the group: {why}"
+                store.record_decisions(plan_id, [GateDecision(group, False, note)])
+                store.finish_plan(plan_id, "failed", error=note)
+                log(f"group {group}: {note}")
+                return Outcome(group, False, note, None, "skip").to_dict()
+            planned = plan_failover(parse_case(case), change)
+            store.record_evaluations(plan_id, [planned.evaluation])
+            store.record_decisions(plan_id, [_decision(group, planned)])
+            if planned.chosen is None:
+                store.finish_plan(plan_id, "failed", error=planned.reason)
+                return Outcome(group, False, planned.reason, None, "skip").to_dict()
+            result = planned.evaluation.result(planned.chosen)
+            assert result is not None and result.assignment is not None
+            newest, top = store.ledger_state([group])[group]
+            facts = PublishFacts(
+                group=group,
+                strategy=planned.chosen,
+                plan_id=plan_id,
+                kind="assign",
+                members=normalize_members(result.assignment, group),
+                snapshot_at=snapshot_at,
+                snapshot_version=in_force.version if in_force else None,
+                in_force_version=in_force.version if in_force else None,
+                in_force_members=in_force.members if in_force else None,
+                ledger_newest=None
+                if newest is None
+                else LedgerEntry(
+                    newest["version"], newest["state"], newest["plan_id"], newest["snapshot_at"]
+                ),
+                ledger_top_version=top,
+            )
+            outcome = apply_publication(store, topic, plan_id, facts, decide_publication(facts))
+        log(f"group {group}: {planned.reason}; {outcome.reason}")
+        store.finish_plan(plan_id, "succeeded")
+        return outcome.to_dict()
+    except BaseException as exc:
+        store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
+        raise
+
+
+def _decision(group: str, planned: Any) -> GateDecision:
+    """The failover's decision for the audit trail: go whenever a complete plan exists."""
+    current = planned.evaluation.result("current")
+    chosen = planned.evaluation.result(planned.chosen) if planned.chosen else None
+    cur = (current.metrics if current else None) or {}
+    new = (chosen.metrics if chosen else None) or {}
+    cur_max, new_max = cur.get("max_lag"), new.get("max_lag")
+    return GateDecision(
+        group,
+        planned.chosen is not None,
+        planned.reason,
+        chosen=planned.chosen,
+        candidate=planned.chosen,
+        current_max_lag=cur_max,
+        current_imbalance=cur.get("imbalance"),
+        chosen_max_lag=new_max,
+        improvement=(cur_max - new_max) / cur_max if cur_max and new_max is not None else None,
+        moves=new.get("moves"),
+        unconsumed=len((current.unassigned if current else None) or ()),
+    )

@@ -1,0 +1,321 @@
+"""Spark glue: how the evaluation job is submitted, and the function its executors run per group.
+
+Submitting (driver side; the CLI, the tests and Airflow's SparkSubmitOperator use the same
+pieces from ``spark_submit_settings``):
+
+* application: ``spark_jobs/evaluate_groups.py`` (env ``LAGASSIGN_SPARK_APP`` overrides);
+  its only argument is a params file (``lagassign.pipeline.evaluation.EvaluationParams`` as JSON);
+* py-files: a zip of the ``lagassign`` package (``build_pyfiles``), how the library reaches
+  executors on a cluster; rebuilt only when a source file changed. Executors also need the
+  library's dependencies (numpy, pandas, pyarrow) in their Python;
+* env: JAVA_HOME, PYSPARK_PYTHON / PYSPARK_DRIVER_PYTHON (this venv's python: spark-submit
+  from a venv fails without them), SPARK_LOCAL_IP=127.0.0.1 for local masters only;
+* conf: no UI, log level WARN.
+
+Executor side: ``evaluate_pandas_group`` turns one group's stacked rows (a pandas frame) into
+evaluation rows through ``lagassign.pipeline.evaluation.evaluate_group_rows``, the function the
+in-process engine uses too.
+
+Importing this module is cheap (no pyspark, no pandas): DAG files import it at parse time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..pipeline.evaluation import evaluate_group_rows
+from ..tables.evaluations import COLUMNS, EvaluationError, evaluation_rows
+
+DEFAULT_MASTER = "local[2]"
+JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"  # Spark 4 needs Java 17+; another JDK is installed too
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # plugins/lagassign
+PROJECT_ROOT = PACKAGE_DIR.parent.parent  # plugins/lagassign -> the repository (editable install)
+GROUPS_PER_OUTPUT_FILE = 2000
+
+
+def application_path() -> Path:
+    """The spark-submit application: ``spark_jobs/evaluate_groups.py`` of the repository."""
+    path = Path(os.environ.get("LAGASSIGN_SPARK_APP") or PROJECT_ROOT / "spark_jobs" / "evaluate_groups.py")
+    if not path.is_file():
+        raise EvaluationError(f"Spark application {path} not found (set LAGASSIGN_SPARK_APP)")
+    return path
+
+
+def pyfiles_path() -> Path:
+    """Where the library zip goes: ``LAGASSIGN_PYFILES``, else the repository's ``var/lagassign.zip``."""
+    if os.environ.get("LAGASSIGN_PYFILES"):
+        return Path(os.environ["LAGASSIGN_PYFILES"])
+    return PROJECT_ROOT / "var" / "lagassign.zip"
+
+
+def _sources() -> list[tuple[Path, str]]:
+    return sorted(
+        (
+            (p, "lagassign/" + p.relative_to(PACKAGE_DIR).as_posix())
+            for p in PACKAGE_DIR.rglob("*.py")
+            if "__pycache__" not in p.parts
+        ),
+        key=lambda pa: pa[1],
+    )
+
+
+def build_pyfiles(dest: str | Path | None = None, force: bool = False) -> Path:
+    """Zip the ``lagassign`` package for ``--py-files``; returns its path.
+
+    The zip's comment is a fingerprint of the sources (names, sizes, mtimes): an up-to-date zip
+    is left alone, so calling this at every DAG parse costs a directory walk. Entries have a
+    fixed date, and the file is replaced atomically (two runs may build at once).
+    """
+    dest = Path(dest) if dest is not None else pyfiles_path()
+    sources = _sources()
+    digest = hashlib.sha256()
+    for path, name in sources:
+        st = path.stat()
+        digest.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    fingerprint = f"lagassign {digest.hexdigest()}".encode()
+    if not force and dest.is_file():
+        try:
+            with zipfile.ZipFile(dest) as zf:
+                if zf.comment == fingerprint:
+                    return dest
+        except zipfile.BadZipFile:
+            pass
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path, name in sources:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, path.read_bytes())
+        zf.comment = fingerprint
+    tmp.replace(dest)
+    return dest
+
+
+def spark_binary() -> str:
+    """spark-submit of this Python's environment (pyspark installs it next to python)."""
+    return str(Path(sys.executable).parent / "spark-submit")
+
+
+def _is_local(master: str | None) -> bool:
+    return master is None or master == "local" or master.startswith("local[")
+
+
+def spark_env(master: str | None = None) -> dict[str, str]:
+    """Environment spark-submit needs here. ``master`` None means "assume local" (Airflow's
+    ``spark_default`` connection says local[2]); SPARK_LOCAL_IP is left out for a cluster."""
+    env = {
+        "JAVA_HOME": os.environ.get("LAGASSIGN_JAVA_HOME")
+        or (JAVA_HOME if Path(JAVA_HOME).is_dir() else os.environ.get("JAVA_HOME", "")),
+        "PYSPARK_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
+        "PYSPARK_DRIVER_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
+    }
+    if _is_local(master):
+        env["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
+    return {k: v for k, v in env.items() if v}
+
+
+def spark_conf() -> dict[str, str]:
+    """Spark settings for the job (the job sets its shuffle partitions itself, from the groups)."""
+    return {
+        "spark.ui.enabled": "false",
+        "spark.log.level": "WARN",
+        "spark.python.worker.faulthandler.enabled": "true",
+    }
+
+
+def spark_submit_settings(master: str | None = None, build: bool = True) -> dict[str, Any]:
+    """What a SparkSubmitOperator needs: application, py_files, conf, env, spark_binary.
+
+    The params file is the operator's only ``application_args`` entry; the master comes from
+    its connection (``spark_default``). ``build`` refreshes the library zip when stale.
+    """
+    py_files = build_pyfiles() if build else pyfiles_path()
+    return {
+        "application": str(application_path()),
+        "py_files": str(py_files),
+        "conf": spark_conf(),
+        "env": spark_env(master),
+        "spark_binary": spark_binary(),
+    }
+
+
+def submit_command(params_file: str | Path, master: str = DEFAULT_MASTER) -> tuple[list[str], dict[str, str]]:
+    """(argv, extra environment) of spark-submit for one evaluation: the params file is the
+    only application argument, so no parameter value is ever part of a command line."""
+    s = spark_submit_settings(master)
+    argv = [
+        s["spark_binary"],
+        "--master",
+        master,
+        "--name",
+        "lagassign-evaluate",
+        "--py-files",
+        s["py_files"],
+    ]
+    for key, value in s["conf"].items():
+        argv += ["--conf", f"{key}={value}"]
+    argv += [s["application"], str(params_file)]
+    return argv, s["env"]
+
+
+def run_spark_evaluation(
+    params_file: str | Path, master: str = DEFAULT_MASTER, timeout: float | None = None
+) -> dict[str, Any]:
+    """Run the Spark job with spark-submit and wait; returns the summary it wrote.
+
+    spark-submit's output is captured; on failure its last lines are in the error.
+    """
+    from ..pipeline.evaluation import load_params
+    from ..tables.evaluations import read_summary
+
+    params = load_params(params_file)
+    argv, extra_env = submit_command(params_file, master)
+    proc = subprocess.run(
+        argv, env={**os.environ, **extra_env}, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise EvaluationError(f"spark-submit exited with {proc.returncode}:\n{tail}")
+    return read_summary(params.out)
+
+
+# -- the job's sizing ---------------------------------------------------------------------------
+
+
+MIN_GROUPS_PER_TASK = 25
+
+
+def default_partitions(groups: int, parallelism: int) -> int:
+    """Tasks sharing the groups: up to 8 per core, so hashing spreads the big groups over many
+    tasks and a core that drew a big one is not left holding a long queue; but every core gets
+    work, and a task gets at least MIN_GROUPS_PER_TASK groups (a task costs ~0.1 s by itself)."""
+    cores = max(1, parallelism)
+    return max(1, min(groups, 8 * cores, max(cores, math.ceil(groups / MIN_GROUPS_PER_TASK))))
+
+
+def default_output_files(groups: int) -> int:
+    """Parquet part files: one per GROUPS_PER_OUTPUT_FILE groups."""
+    return max(1, math.ceil(groups / GROUPS_PER_OUTPUT_FILE))
+
+
+# -- executor side ------------------------------------------------------------------------------
+
+# The stacked frame the job groups by group: one row per group ("g"), partition ("p") and
+# member ("m"). Offsets travel as strings (pandas would turn int64 with nulls into float64
+# and lose precision above 2**53); topics and assignment as JSON (no nested types in pandas).
+STACKED_COLUMNS = (
+    "group",
+    "_row",
+    "auto_offset_reset",
+    "error",
+    "topic",
+    "partition",
+    "begin",
+    "end",
+    "committed",
+    "member_id",
+    "instance_id",
+    "topics",
+    "assignment",
+)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _json(value: Any) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _none(value: Any) -> Any:
+    """pandas hands nulls as None or NaN; snapshot rows want None."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def group_evaluator(strategies: Sequence[str], options: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """The ``applyInPandas`` function for these strategies and options (a plain function, which
+    Spark pickles with its arguments; executors import this module from the zip)."""
+    names, opts = list(strategies), dict(options)
+
+    def evaluate(pdf):  # no type hints: Spark would try to infer the UDF type from them
+        return evaluate_pandas_group(pdf, names, opts)
+
+    return evaluate
+
+
+def evaluate_pandas_group(pdf: Any, strategies: Sequence[str], options: Mapping[str, Any]) -> Any:
+    """``applyInPandas`` function: one group's stacked rows -> its evaluation rows (``FIELDS``).
+
+    A group without a groups.parquet row yields nothing, as in the in-process engine.
+    """
+    import pandas as pd
+
+    records = [{k: _none(v) for k, v in r.items()} for r in pdf.to_dict("records")]
+    group_rows = [r for r in records if r["_row"] == "g"]
+    rows: list[dict[str, Any]] = []
+    if group_rows:
+        g = group_rows[0]
+        partitions = [
+            {
+                "group": r["group"],
+                "topic": r["topic"],
+                "partition": _int(r["partition"]),
+                "begin": _int(r["begin"]),
+                "end": _int(r["end"]),
+                "committed": _int(r["committed"]),
+            }
+            for r in records
+            if r["_row"] == "p"
+        ]
+        members = [
+            {
+                "group": r["group"],
+                "member_id": r["member_id"],
+                "instance_id": r["instance_id"],
+                "topics": _json(r["topics"]),
+                "assignment": _json(r["assignment"]),
+            }
+            for r in records
+            if r["_row"] == "m"
+        ]
+        evaluation = evaluate_group_rows(
+            {"group": g["group"], "auto_offset_reset": g["auto_offset_reset"], "error": g["error"]},
+            partitions,
+            members,
+            strategies,
+            options,
+        )
+        rows = evaluation_rows(evaluation)
+    # object columns: ints stay exact and nulls stay null on the way to Arrow
+    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object) for c in COLUMNS})
+
+
+__all__ = [
+    "DEFAULT_MASTER",
+    "STACKED_COLUMNS",
+    "application_path",
+    "build_pyfiles",
+    "default_output_files",
+    "default_partitions",
+    "evaluate_pandas_group",
+    "group_evaluator",
+    "pyfiles_path",
+    "run_spark_evaluation",
+    "spark_binary",
+    "spark_conf",
+    "spark_env",
+    "spark_submit_settings",
+    "submit_command",
+]

@@ -1,0 +1,61 @@
+"""The audit trail of lagassign plans and the ledger of what reached the plans topic.
+
+SQLAlchemy Core with bound parameters; a SQLite file by default, PostgreSQL by URL. The URL:
+the ``url`` argument, else the Airflow connection ``lagassign_db`` (inside Airflow, see
+``workflow.hooks``), else ``$LAGASSIGN_DB_URL``, else ``sqlite:///$AIRFLOW_HOME/lagassign.db``.
+Times are stored and returned as UTC (naive datetimes passed in are taken as UTC).
+
+Rooms: ``schema`` (types, tables, frozen migrations), ``connection`` (URL and engine),
+``audit`` (plans, evaluations, decisions), ``ledger`` (publications); ``AuditStore`` is both.
+"""
+
+from __future__ import annotations
+
+from .audit import DEFAULT_LIST_LIMIT, AuditTrail
+from .connection import resolve_url
+from .errors import (
+    PlanNotFoundError,
+    StalePlanError,
+    StoreError,
+    StoreNotFoundError,
+    VersionConflictError,
+)
+from .ledger import Ledger
+from .schema import (
+    ACTIVE_STATES,
+    FINAL_STATUSES,
+    LATEST_VERSION,
+    MIGRATIONS,
+    PUBLICATION_STATES,
+    TRIGGERS,
+    metadata,
+    migrate,
+)
+
+
+class AuditStore(AuditTrail, Ledger):
+    """The audit store: the trail of plans and the ledger of publications, on one database.
+
+    Every method returns plain dicts (datetimes in UTC). Use it as a context manager (``close()``
+    releases the connection pool).
+    """
+
+
+__all__ = [
+    "ACTIVE_STATES",
+    "DEFAULT_LIST_LIMIT",
+    "FINAL_STATUSES",
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "PUBLICATION_STATES",
+    "TRIGGERS",
+    "AuditStore",
+    "PlanNotFoundError",
+    "StalePlanError",
+    "StoreError",
+    "StoreNotFoundError",
+    "VersionConflictError",
+    "metadata",
+    "migrate",
+    "resolve_url",
+]

@@ -1,0 +1,380 @@
+"""The audit trail: plans, their groups' evaluations and the gate's decisions.
+
+What a plan run leaves behind, so that anyone can later tell what was decided and why:
+``plans`` (one row per run: time, DAG run, trigger and by whom, parameters, snapshot, status),
+``plan_groups`` (per group: the evaluation's summary, or why it could not be evaluated),
+``evaluations`` (per group and strategy: metrics and assignment, or the refusal) and
+``decisions`` (per group: the gate's decision, its reason and numbers, and what publishing did).
+Every method returns plain dicts (datetimes in UTC).
+
+Secrets: callers pass parameters already redacted (Kafka settings live in an Airflow connection,
+never in plan parameters); as a safety net, values under secret-looking keys are masked before
+they are stored (``core.secrets``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..core.clock import utc_now
+from ..core.results import GroupEvaluation, ResultShapeError, StrategyResult
+from ..core.secrets import redact_tree
+from .base import StoreBase
+from .errors import StoreError
+from .schema import (
+    DECISION_FIELDS,
+    FINAL_STATUSES,
+    TRIGGERS,
+    checked_utc,
+    decisions_t,
+    evaluations_t,
+    plan_groups_t,
+    plans_t,
+    publication_of,
+    publications_t,
+)
+
+DEFAULT_LIST_LIMIT = 50
+MAX_ERROR_CHARS = 10_000
+
+
+class AuditTrail(StoreBase):
+    """Plans, evaluations and decisions."""
+
+    def start_plan(
+        self,
+        trigger: str,
+        triggered_by: str | None = None,
+        dag_id: str | None = None,
+        run_id: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        snapshot_uri: str | None = None,
+        snapshot_at: datetime | None = None,
+        created_at: datetime | None = None,
+    ) -> int:
+        """Record a new plan (status ``running``) and return its id.
+
+        Idempotent per DAG run: with ``dag_id`` and ``run_id`` given, a retried task gets the
+        plan already recorded for that run. ``parameters`` must be JSON-serialisable and
+        redacted by the caller (see the module docstring).
+        """
+        if trigger not in TRIGGERS:
+            raise StoreError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
+        row = {
+            "created_at": created_at or utc_now(),
+            "status": "running",
+            "trigger": trigger,
+            "triggered_by": triggered_by,
+            "dag_id": dag_id,
+            "run_id": run_id,
+            "parameters": _clean_parameters(parameters),
+            "snapshot_uri": snapshot_uri,
+            "snapshot_at": snapshot_at,
+        }
+        run = (dag_id, run_id) if dag_id is not None and run_id is not None else None
+        with self._engine.begin() as conn:
+            if run and (existing := self._plan_by_run(conn, *run)) is not None:
+                return existing
+            try:
+                with conn.begin_nested():
+                    key = conn.execute(sa.insert(plans_t).values(**row)).inserted_primary_key
+                    assert key is not None
+                    return int(key[0])
+            except sa.exc.IntegrityError:
+                if run and (existing := self._plan_by_run(conn, *run)) is not None:
+                    return existing
+                raise
+
+    def set_snapshot(self, plan_id: int, snapshot_uri: str | None, snapshot_at: datetime | None) -> None:
+        """Where the plan's snapshot lies and when it was taken (when known only after start)."""
+        self._update_plan(plan_id, snapshot_uri=snapshot_uri, snapshot_at=snapshot_at)
+
+    def finish_plan(
+        self, plan_id: int, status: str, error: str | None = None, finished_at: datetime | None = None
+    ) -> None:
+        """Close the plan as ``succeeded`` or ``failed`` (with the error, one line or more)."""
+        if status not in FINAL_STATUSES:
+            raise StoreError(f"status must be one of {', '.join(FINAL_STATUSES)}, got {status!r}")
+        self._update_plan(
+            plan_id,
+            status=status,
+            finished_at=finished_at or utc_now(),
+            error=None if error is None else str(error)[:MAX_ERROR_CHARS],
+        )
+
+    def list_plans(
+        self,
+        group: str | None = None,
+        since: datetime | date | None = None,
+        until: datetime | date | None = None,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[dict[str, Any]]:
+        """Plans, newest first, with counts of groups, go decisions and publications.
+
+        ``group``: plans that evaluated or decided that group. ``since`` is inclusive; ``until``
+        is inclusive of a datetime, and of the whole day for a date.
+        """
+        p = plans_t
+        groups = sa.select(sa.func.count()).where(plan_groups_t.c.plan_id == p.c.id).scalar_subquery()
+        goes = (
+            sa.select(sa.func.count())
+            .where(decisions_t.c.plan_id == p.c.id, decisions_t.c.go.is_(True))
+            .scalar_subquery()
+        )
+        published = (
+            sa.select(sa.func.count())
+            .where(publications_t.c.plan_id == p.c.id, publications_t.c.state == "published")
+            .scalar_subquery()
+        )
+        q = sa.select(p, groups.label("groups"), goes.label("go"), published.label("published"))
+        if group is not None:
+            q = q.where(
+                p.c.id.in_(
+                    sa.union(
+                        sa.select(plan_groups_t.c.plan_id).where(plan_groups_t.c.group_name == group),
+                        sa.select(decisions_t.c.plan_id).where(decisions_t.c.group_name == group),
+                    )
+                )
+            )
+        if since is not None:
+            q = q.where(p.c.created_at >= _start_of(since))
+        if isinstance(until, datetime):
+            q = q.where(p.c.created_at <= checked_utc(until))
+        elif until is not None:
+            q = q.where(p.c.created_at < _end_of(until))
+        q = q.order_by(p.c.created_at.desc(), p.c.id.desc())
+        if limit is not None:
+            q = q.limit(limit)
+        with self._engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def get_plan(self, plan_id: int, evaluations: bool = True) -> dict[str, Any]:
+        """One plan with, per group, its evaluation (the results' dict form), decision and
+        publications. Unknown id raises PlanNotFoundError. ``evaluations=False`` leaves every
+        group's ``results`` empty: a daily plan holds an assignment per group and strategy,
+        which a list of plans does not show."""
+        with self._engine.connect() as conn:
+            plan = self._plan_row(conn, plan_id)
+            return {**plan, "groups": self._groups_of(conn, [plan_id], evaluations)[plan_id]}
+
+    def plan_details(self, plan_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """``get_plan(id, evaluations=False)`` for many plans at once, in a few queries (the list
+        page shows a page of plans); unknown ids are left out."""
+        ids = sorted(set(plan_ids))
+        if not ids:
+            return {}
+        with self._engine.connect() as conn:
+            found = conn.execute(sa.select(plans_t).where(plans_t.c.id.in_(ids)))
+            plans = {r.id: dict(r._mapping) for r in found}
+            groups = self._groups_of(conn, list(plans), False)
+        return {pid: {**plan, "groups": groups[pid]} for pid, plan in plans.items()}
+
+    def _groups_of(
+        self, conn: sa.Connection, plan_ids: list[int], evaluations: bool
+    ) -> dict[int, list[dict[str, Any]]]:
+        def by_plan(table: sa.Table) -> Any:
+            return table.c.plan_id.in_(plan_ids)
+
+        summaries = {
+            (r.plan_id, r.group_name): r
+            for r in conn.execute(sa.select(plan_groups_t).where(by_plan(plan_groups_t)))
+        }
+        results: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        order = (evaluations_t.c.group_name, evaluations_t.c.position)
+        query = sa.select(evaluations_t).where(by_plan(evaluations_t)).order_by(*order)
+        rows = conn.execute(query) if evaluations else ()
+        for r in rows:
+            results.setdefault((r.plan_id, r.group_name), []).append(_result_of(r))
+        decisions = {
+            (r.plan_id, r.group_name): _decision_of(r)
+            for r in conn.execute(sa.select(decisions_t).where(by_plan(decisions_t)))
+        }
+        pubs: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        for r in conn.execute(
+            sa.select(publications_t).where(by_plan(publications_t)).order_by(publications_t.c.version)
+        ):
+            pubs.setdefault((r.plan_id, r.group_name), []).append(publication_of(r))
+        out: dict[int, list[dict[str, Any]]] = {pid: [] for pid in plan_ids}
+        for pid, name in sorted(set(summaries) | set(results) | set(decisions) | set(pubs)):
+            s = summaries.get((pid, name))
+            out[pid].append(
+                {
+                    "group": name,
+                    "members": s.members if s else None,
+                    "partitions": s.partitions if s else None,
+                    "best": s.best if s else None,
+                    "lower_bound_max_lag": s.lower_bound_max_lag if s else None,
+                    "error": s.error if s else None,
+                    "results": results.get((pid, name), []),
+                    "decision": decisions.get((pid, name)),
+                    "publications": pubs.get((pid, name), []),
+                }
+            )
+        return out
+
+    # -- evaluations and decisions -----------------------------------------------------------
+
+    def record_evaluations(
+        self, plan_id: int, evaluations: Iterable[GroupEvaluation | Mapping[str, Any]]
+    ) -> int:
+        """Record groups' evaluations (also as their dict form); return how many groups.
+
+        A group that could not be evaluated carries its error. Re-recording a group for the
+        same plan replaces it (task retries are harmless).
+        """
+        count = 0
+        with self._engine.begin() as conn:
+            self._plan_row(conn, plan_id)
+            for given in evaluations:
+                try:
+                    ev = GroupEvaluation.of(given)
+                except ResultShapeError as exc:
+                    raise StoreError(f"plan {plan_id}: {exc}") from None
+                name = ev.group
+                for t in (evaluations_t, plan_groups_t):
+                    conn.execute(sa.delete(t).where(t.c.plan_id == plan_id, t.c.group_name == name))
+                conn.execute(
+                    sa.insert(plan_groups_t).values(
+                        plan_id=plan_id,
+                        group_name=name,
+                        members=ev.members,
+                        partitions=ev.partitions,
+                        lower_bound_max_lag=ev.lower_bound_max_lag,
+                        best=ev.best,
+                        error=ev.error,
+                    )
+                )
+                rows = [_evaluation_row(plan_id, name, i, r) for i, r in enumerate(ev.results)]
+                if rows:
+                    conn.execute(sa.insert(evaluations_t), rows)
+                count += 1
+        return count
+
+    def evaluations(self, plan_id: int) -> list[GroupEvaluation]:
+        """The plan's evaluated groups (not those that could not be evaluated), by group name."""
+        plan = self.get_plan(plan_id)
+        return [
+            GroupEvaluation.from_dict(
+                {
+                    k: g[k]
+                    for k in ("group", "members", "partitions", "best", "lower_bound_max_lag", "results")
+                }
+            )
+            for g in plan["groups"]
+            if not g.get("error") and g["results"]
+        ]
+
+    def record_decision(self, plan_id: int, decision: Any) -> None:
+        """Record the gate's decision for one group (a GateDecision or its ``to_dict()``)."""
+        self.record_decisions(plan_id, [decision])
+
+    def record_decisions(self, plan_id: int, decisions: Iterable[Any]) -> int:
+        """Record the gate's decisions, also the ones that stop; re-recording replaces."""
+        count = 0
+        with self._engine.begin() as conn:
+            self._plan_row(conn, plan_id)
+            for d in decisions:
+                d = d.to_dict() if hasattr(d, "to_dict") else dict(d)
+                name, reason = d.get("group"), d.get("reason")
+                if not isinstance(name, str) or not isinstance(reason, str) or "go" not in d:
+                    raise StoreError(f"plan {plan_id}: a decision needs group, go and reason")
+                conn.execute(
+                    sa.delete(decisions_t).where(
+                        decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == name
+                    )
+                )
+                conn.execute(
+                    sa.insert(decisions_t).values(
+                        plan_id=plan_id,
+                        group_name=name,
+                        decided_at=d.get("decided_at") or utc_now(),
+                        **{k: d.get(k) for k in DECISION_FIELDS},
+                    )
+                )
+                count += 1
+        return count
+
+    def record_outcome(self, plan_id: int, group: str, outcome: str) -> None:
+        """What publishing did for a group that passed the gate: one line for people."""
+        where = (decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == group)
+        with self._engine.begin() as conn:
+            done = conn.execute(
+                sa.update(decisions_t).where(*where).values(outcome=str(outcome)[:MAX_ERROR_CHARS])
+            ).rowcount
+        if not done:
+            raise StoreError(f"plan {plan_id}, group {group}: no gate decision to attach an outcome to")
+
+    # -- publications ------------------------------------------------------------------------
+
+
+def _is_day(value: datetime | date) -> bool:
+    return isinstance(value, date) and not isinstance(value, datetime)
+
+
+def _start_of(value: datetime | date) -> datetime:
+    if isinstance(value, datetime):
+        return checked_utc(value)
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def _end_of(day: date) -> datetime:
+    return _start_of(day) + timedelta(days=1)
+
+
+def _clean_parameters(parameters: Mapping[str, Any] | None) -> Any:
+    if parameters is None:
+        return None
+    try:
+        plain = json.loads(json.dumps(parameters, default=str))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"plan parameters must be JSON-serialisable: {exc}") from None
+    return redact_tree(plain)
+
+
+def _evaluation_row(plan_id: int, group: str, position: int, result: StrategyResult) -> dict[str, Any]:
+    """The columns of one result: the result's own dict form, split over the frozen columns."""
+    data = result.to_dict()
+    metrics = result.metrics or {}
+    return {
+        "plan_id": plan_id,
+        "group_name": group,
+        "position": position,
+        "strategy": result.strategy,
+        "refused": result.refused,
+        "max_lag": metrics.get("max_lag"),
+        "imbalance": metrics.get("imbalance"),
+        "moves": metrics.get("moves"),
+        "metrics": data.get("metrics"),
+        "assignment": data.get("assignment"),
+        "withheld": data.get("withheld"),
+        "unassigned": data.get("unassigned"),
+    }
+
+
+def _result_of(row: sa.Row) -> dict[str, Any]:
+    """A results row back in the result's dict form (``StrategyResult.to_dict``)."""
+    return StrategyResult.from_dict(
+        {
+            "strategy": row.strategy,
+            "refused": row.refused,
+            "metrics": row.metrics,
+            "assignment": row.assignment,
+            "withheld": row.withheld,
+            "unassigned": row.unassigned,
+        }
+    ).to_dict()
+
+
+def _decision_of(row: sa.Row) -> dict[str, Any]:
+    m = row._mapping
+    return {
+        "group": row.group_name,
+        **{k: m[k] for k in DECISION_FIELDS},
+        "decided_at": row.decided_at,
+        "outcome": m["outcome"],
+    }

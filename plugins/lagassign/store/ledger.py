@@ -1,0 +1,255 @@
+"""The ledger of publications: per group, versions that only grow, pending -> published | failed.
+
+A publication is reserved *pending* before anything is written to Kafka (a compare-and-set on
+the version the run saw in force), marked published once the broker acknowledged it, or failed
+when the broker refused it; one left pending by a run that died between the topic and the store
+is found by ``pending_publications`` and reconciled against the topic by a later run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..core.clock import utc_now
+from .audit import MAX_ERROR_CHARS
+from .base import StoreBase
+from .errors import StalePlanError, StoreError, VersionConflictError
+from .schema import (
+    ACTIVE_STATES,
+    PG_LOCK_CLASS,
+    checked_utc,
+    decisions_t,
+    evaluations_t,
+    plans_t,
+    publication_of,
+    publications_t,
+)
+
+
+class Ledger(StoreBase):
+    """Reservations and their outcome, per group and version."""
+
+    def mark_publication_pending(
+        self,
+        plan_id: int,
+        group: str,
+        strategy: str | None = None,
+        assignment: Mapping[str, Any] | None = None,
+        snapshot_at: datetime | None = None,
+        force: bool = False,
+        min_version: int | None = None,
+        expected_version: int | None = None,
+    ) -> dict[str, Any]:
+        """Record, before publishing, that this plan is about to be published for ``group``.
+
+        Returns the publication (with its ``version``). Defaults come from the audit record:
+        the decision's chosen strategy, that strategy's evaluated assignment, the plan's
+        snapshot time. Refused unless ``force``: a group whose recorded decision is not go,
+        and a snapshot older than that of the group's newest pending or published plan
+        (StalePlanError). Versions only grow: max recorded + 1, at least ``min_version``
+        (e.g. the version last seen on the plans topic + 1). Idempotent: a pending or published
+        publication of the same plan and group is returned as it is.
+
+        ``expected_version`` makes the reservation a compare-and-set: the version this run saw
+        in force. If another run has since reserved or published a newer one, this one raises
+        VersionConflictError (naming it), even with ``force``: two planners racing on a group
+        make one new version, and the loser can say why it stopped.
+        """
+        with self._engine.begin() as conn:
+            self._lock_group(conn, group)
+            plan = self._plan_row(conn, plan_id)
+            mine = conn.execute(
+                sa.select(publications_t).where(
+                    publications_t.c.plan_id == plan_id,
+                    publications_t.c.group_name == group,
+                    publications_t.c.state.in_(ACTIVE_STATES),
+                )
+            ).first()
+            if mine is not None:
+                return publication_of(mine)
+            decision = conn.execute(
+                sa.select(decisions_t).where(
+                    decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == group
+                )
+            ).first()
+            if not force and (decision is None or not decision.go):
+                why = "no gate decision is recorded" if decision is None else "the gate said stop"
+                raise StoreError(f"plan {plan_id}, group {group}: {why}; not publishing without force")
+            strategy = strategy or (decision.chosen if decision is not None else None)
+            if not strategy:
+                raise StoreError(f"plan {plan_id}, group {group}: no strategy to publish")
+            if assignment is None:
+                assignment = conn.execute(
+                    sa.select(evaluations_t.c.assignment).where(
+                        evaluations_t.c.plan_id == plan_id,
+                        evaluations_t.c.group_name == group,
+                        evaluations_t.c.strategy == strategy,
+                    )
+                ).scalar()
+                if assignment is None:
+                    raise StoreError(
+                        f"plan {plan_id}, group {group}: no evaluated assignment of {strategy} to publish"
+                    )
+            snapshot_at = snapshot_at or plan["snapshot_at"]
+            if snapshot_at is None:
+                raise StoreError(f"plan {plan_id}: snapshot time unknown; cannot check it is not stale")
+            newest = conn.execute(
+                sa.select(publications_t.c.version, publications_t.c.snapshot_at, publications_t.c.plan_id)
+                .where(publications_t.c.group_name == group, publications_t.c.state.in_(ACTIVE_STATES))
+                .order_by(publications_t.c.snapshot_at.desc())
+                .limit(1)
+            ).first()
+            if newest is not None and newest.snapshot_at > checked_utc(snapshot_at) and not force:
+                raise StalePlanError(
+                    f"plan {plan_id}, group {group}: snapshot of {_iso(snapshot_at)} is older than that "
+                    f"of version {newest.version} (plan {newest.plan_id}, {_iso(newest.snapshot_at)}); "
+                    "not publishing without force"
+                )
+            if expected_version is not None:
+                rival = conn.execute(
+                    sa.select(publications_t.c.version, publications_t.c.plan_id, publications_t.c.state)
+                    .where(
+                        publications_t.c.group_name == group,
+                        publications_t.c.state.in_(ACTIVE_STATES),
+                        publications_t.c.version > expected_version,
+                    )
+                    .order_by(publications_t.c.version.desc())
+                    .limit(1)
+                ).first()
+                if rival is not None:
+                    doing = "is being published" if rival.state == "pending" else "was published"
+                    raise VersionConflictError(
+                        f"version {rival.version} of group {group} {doing} by plan {rival.plan_id} since "
+                        f"this run saw version {expected_version} in force"
+                    )
+            top = (
+                conn.execute(
+                    sa.select(sa.func.max(publications_t.c.version)).where(
+                        publications_t.c.group_name == group
+                    )
+                ).scalar()
+                or 0
+            )
+            version = max(top + 1, min_version or 1, (expected_version or 0) + 1)
+            try:
+                with conn.begin_nested():
+                    inserted = conn.execute(
+                        sa.insert(publications_t).values(
+                            plan_id=plan_id,
+                            group_name=group,
+                            version=version,
+                            strategy=strategy,
+                            state="pending",
+                            forced=bool(force),
+                            assignment=dict(assignment),
+                            snapshot_at=snapshot_at,
+                            created_at=utc_now(),
+                        )
+                    ).inserted_primary_key
+                    assert inserted is not None
+                    new_id = inserted[0]
+            except sa.exc.IntegrityError:
+                raise StoreError(
+                    f"group {group}: version {version} was recorded concurrently; retry"
+                ) from None
+            row = conn.execute(sa.select(publications_t).where(publications_t.c.id == new_id)).one()
+            return publication_of(row)
+
+    def mark_published(
+        self, group: str, version: int, published_at: datetime | None = None
+    ) -> dict[str, Any]:
+        """The plan ``version`` of ``group`` is on the plans topic (also after it was marked failed:
+        what the topic holds is the truth). Idempotent."""
+        return self._set_state(group, version, "published", published_at=published_at or utc_now())
+
+    def mark_publication_failed(self, group: str, version: int, error: str) -> dict[str, Any]:
+        """The plan ``version`` of ``group`` definitely did not reach the topic. When that is not
+        certain (a timeout), leave it pending for reconciliation instead."""
+        return self._set_state(group, version, "failed", error=str(error)[:MAX_ERROR_CHARS])
+
+    def pending_publications(
+        self, group: str | None = None, settled_after: timedelta | None = None
+    ) -> list[dict[str, Any]]:
+        """Publications recorded as pending: published or not, the plans topic will tell.
+
+        ``settled_after``: only those that cannot be in flight any more: their run has
+        finished, or they were reserved longer ago than this (a run killed mid-publish).
+        """
+        q = sa.select(publications_t).where(publications_t.c.state == "pending")
+        if group is not None:
+            q = q.where(publications_t.c.group_name == group)
+        if settled_after is not None:
+            running = sa.select(plans_t.c.id).where(plans_t.c.status == "running")
+            q = q.where(
+                sa.or_(
+                    publications_t.c.plan_id.not_in(running),
+                    publications_t.c.created_at < utc_now() - settled_after,
+                )
+            )
+        with self._engine.connect() as conn:
+            rows = conn.execute(q.order_by(publications_t.c.group_name, publications_t.c.version))
+            return [publication_of(r) for r in rows]
+
+    def ledger_state(self, groups: Iterable[str]) -> dict[str, tuple[dict[str, Any] | None, int]]:
+        """Per group: its newest pending or published publication (or None) and the highest
+        version recorded in any state (failed ones too: versions are never reused)."""
+        names = sorted(set(groups))
+        out: dict[str, tuple[dict[str, Any] | None, int]] = {g: (None, 0) for g in names}
+        if not names:
+            return out
+        with self._engine.connect() as conn:
+            tops = dict(
+                conn.execute(
+                    sa.select(publications_t.c.group_name, sa.func.max(publications_t.c.version))
+                    .where(publications_t.c.group_name.in_(names))
+                    .group_by(publications_t.c.group_name)
+                ).all()
+            )
+            rows = conn.execute(
+                sa.select(publications_t)
+                .where(publications_t.c.group_name.in_(names), publications_t.c.state.in_(ACTIVE_STATES))
+                .order_by(publications_t.c.group_name, publications_t.c.version)
+            )
+            newest = {r.group_name: publication_of(r) for r in rows}
+        return {g: (newest.get(g), int(tops.get(g) or 0)) for g in names}
+
+    def last_published(self, group: str) -> dict[str, Any] | None:
+        """The group's published plan with the highest version, or None."""
+        q = (
+            sa.select(publications_t)
+            .where(publications_t.c.group_name == group, publications_t.c.state == "published")
+            .order_by(publications_t.c.version.desc())
+            .limit(1)
+        )
+        with self._engine.connect() as conn:
+            row = conn.execute(q).first()
+        return publication_of(row) if row is not None else None
+
+    def _lock_group(self, conn: sa.Connection, group: str) -> None:
+        """Serialise publications of one group (SQLite transactions are already exclusive)."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(
+                sa.text("SELECT pg_advisory_xact_lock(:cls, hashtext(:g))"),
+                {"cls": PG_LOCK_CLASS, "g": group},
+            )
+
+    def _set_state(self, group: str, version: int, state: str, **values: Any) -> dict[str, Any]:
+        where = (publications_t.c.group_name == group, publications_t.c.version == version)
+        with self._engine.begin() as conn:
+            row = conn.execute(sa.select(publications_t).where(*where)).first()
+            if row is None:
+                raise StoreError(f"no publication of version {version} for group {group}")
+            if row.state == state:
+                return publication_of(row)
+            if row.state == "published":
+                raise StoreError(f"group {group} version {version} is published; it cannot become {state}")
+            conn.execute(sa.update(publications_t).where(*where).values(state=state, **values))
+            return publication_of(conn.execute(sa.select(publications_t).where(*where)).one())
+
+
+def _iso(value: datetime) -> str:
+    return checked_utc(value).isoformat(timespec="seconds")

@@ -1,0 +1,397 @@
+"""The audit store's schema: column types, the tables queries use, and the frozen migrations.
+
+``schema_version`` records every applied migration; ``MIGRATIONS`` is an ordered list of
+functions applied at open, in one transaction (serialised between processes by an advisory lock
+on PostgreSQL and ``BEGIN IMMEDIATE`` on SQLite). Each migration holds its own frozen DDL: never
+edit one that has shipped, append a new one. The lean table objects are only what queries need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..core.clock import as_utc, utc_now
+from .connection import safe_url
+from .errors import StoreError, StoreNotFoundError
+
+TRIGGERS = ("scheduled", "manual", "failover")
+FINAL_STATUSES = ("succeeded", "failed")
+PUBLICATION_STATES = ("pending", "published", "failed")
+ACTIVE_STATES = ("pending", "published")  # a failed publication never reached the topic
+
+PG_LOCK_CLASS = 0x1A6A  # first key of PostgreSQL advisory locks taken by lagassign
+_PG_MIGRATION_LOCK = 1
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+
+
+class UTCDateTime(sa.types.TypeDecorator):
+    """Timezone-aware UTC datetimes on every back end (SQLite stores naive UTC text)."""
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def __init__(self) -> None:
+        super().__init__(timezone=True)
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = checked_utc(value)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def checked_utc(value: datetime) -> datetime:
+    """``value`` in UTC (naive is taken as UTC); StoreError for anything but a datetime."""
+    if not isinstance(value, datetime):
+        raise StoreError(f"expected a datetime, got {value!r}")
+    return as_utc(value)
+
+
+def _json() -> sa.JSON:
+    return sa.JSON(none_as_null=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Runtime tables: what queries need (types drive conversion); the DDL lives in the migrations.
+
+metadata = sa.MetaData()
+
+schema_version_t = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String, nullable=False),
+    sa.Column("applied_at", UTCDateTime, nullable=False),
+)
+plans_t = sa.Table(
+    "plans",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("created_at", UTCDateTime),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("status", sa.String),
+    sa.Column("error", sa.Text),
+    sa.Column("trigger", sa.String),
+    sa.Column("triggered_by", sa.String),
+    sa.Column("dag_id", sa.String),
+    sa.Column("run_id", sa.String),
+    sa.Column("parameters", _json()),
+    sa.Column("snapshot_uri", sa.Text),
+    sa.Column("snapshot_at", UTCDateTime),
+)
+plan_groups_t = sa.Table(
+    "plan_groups",
+    metadata,
+    sa.Column("plan_id", sa.Integer, primary_key=True),
+    sa.Column("group_name", sa.String, primary_key=True),
+    sa.Column("members", sa.Integer),
+    sa.Column("partitions", sa.Integer),
+    sa.Column("lower_bound_max_lag", sa.BigInteger),
+    sa.Column("best", sa.String),
+    sa.Column("error", sa.Text),
+)
+evaluations_t = sa.Table(
+    "evaluations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("plan_id", sa.Integer),
+    sa.Column("group_name", sa.String),
+    sa.Column("position", sa.Integer),
+    sa.Column("strategy", sa.String),
+    sa.Column("refused", sa.Text),
+    sa.Column("max_lag", sa.BigInteger),
+    sa.Column("imbalance", sa.Float),
+    sa.Column("moves", sa.Integer),
+    sa.Column("metrics", _json()),
+    sa.Column("assignment", _json()),
+    sa.Column("withheld", _json()),
+    sa.Column("unassigned", _json()),
+)
+decisions_t = sa.Table(
+    "decisions",
+    metadata,
+    sa.Column("plan_id", sa.Integer, primary_key=True),
+    sa.Column("group_name", sa.String, primary_key=True),
+    sa.Column("go", sa.Boolean),
+    sa.Column("reason", sa.Text),
+    sa.Column("chosen", sa.String),
+    sa.Column("candidate", sa.String),
+    sa.Column("current_max_lag", sa.BigInteger),
+    sa.Column("current_imbalance", sa.Float),
+    sa.Column("chosen_max_lag", sa.BigInteger),
+    sa.Column("improvement", sa.Float),
+    sa.Column("moves", sa.Integer),
+    sa.Column("unconsumed", sa.Integer),
+    sa.Column("threshold", sa.Float),
+    sa.Column("min_improvement", sa.Float),
+    sa.Column("max_moves", sa.Integer),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Column("outcome", sa.Text),
+)
+publications_t = sa.Table(
+    "publications",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("plan_id", sa.Integer),
+    sa.Column("group_name", sa.String),
+    sa.Column("version", sa.Integer),
+    sa.Column("strategy", sa.String),
+    sa.Column("state", sa.String),
+    sa.Column("forced", sa.Boolean),
+    sa.Column("assignment", _json()),
+    sa.Column("snapshot_at", UTCDateTime),
+    sa.Column("created_at", UTCDateTime),
+    sa.Column("published_at", UTCDateTime),
+    sa.Column("error", sa.Text),
+)
+
+DECISION_FIELDS = (
+    "go",
+    "reason",
+    "chosen",
+    "candidate",
+    "current_max_lag",
+    "current_imbalance",
+    "chosen_max_lag",
+    "improvement",
+    "moves",
+    "unconsumed",
+    "threshold",
+    "min_improvement",
+    "max_moves",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Migrations: frozen DDL, in order. Never edit one that has shipped; append a new one.
+
+
+def _m1_audit_trail(conn: sa.Connection) -> None:
+    """Plans, their groups' evaluations and the gate's decisions."""
+    md = sa.MetaData()
+    sa.Table(
+        "plans",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("created_at", UTCDateTime, nullable=False),
+        sa.Column("finished_at", UTCDateTime),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("error", sa.Text),
+        sa.Column("trigger", sa.String(16), nullable=False),
+        sa.Column("triggered_by", sa.String),
+        sa.Column("dag_id", sa.String),
+        sa.Column("run_id", sa.String),
+        sa.Column("parameters", _json()),
+        sa.Column("snapshot_uri", sa.Text),
+        sa.Column("snapshot_at", UTCDateTime),
+        sa.UniqueConstraint("dag_id", "run_id", name="uq_plans_dag_run"),
+        sa.CheckConstraint("status IN ('running', 'succeeded', 'failed')", name="ck_plans_status"),
+        sa.CheckConstraint("\"trigger\" IN ('scheduled', 'manual')", name="ck_plans_trigger"),
+        sa.Index("ix_plans_created_at", "created_at"),
+    )
+    sa.Table(
+        "plan_groups",
+        md,
+        sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("group_name", sa.String, primary_key=True),
+        sa.Column("members", sa.Integer),
+        sa.Column("partitions", sa.Integer),
+        sa.Column("lower_bound_max_lag", sa.BigInteger),
+        sa.Column("best", sa.String),
+        sa.Column("error", sa.Text),
+        sa.Index("ix_plan_groups_group", "group_name"),
+    )
+    sa.Table(
+        "evaluations",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("group_name", sa.String, nullable=False),
+        sa.Column("position", sa.Integer, nullable=False),
+        sa.Column("strategy", sa.String, nullable=False),
+        sa.Column("refused", sa.Text),
+        sa.Column("max_lag", sa.BigInteger),
+        sa.Column("imbalance", sa.Float),
+        sa.Column("moves", sa.Integer),
+        sa.Column("metrics", _json()),
+        sa.Column("assignment", _json()),
+        sa.Column("withheld", _json()),
+        sa.Column("unassigned", _json()),
+        sa.UniqueConstraint("plan_id", "group_name", "strategy", name="uq_evaluations_plan_group_strategy"),
+    )
+    sa.Table(
+        "decisions",
+        md,
+        sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("group_name", sa.String, primary_key=True),
+        sa.Column("go", sa.Boolean, nullable=False),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("chosen", sa.String),
+        sa.Column("candidate", sa.String),
+        sa.Column("current_max_lag", sa.BigInteger),
+        sa.Column("current_imbalance", sa.Float),
+        sa.Column("chosen_max_lag", sa.BigInteger),
+        sa.Column("improvement", sa.Float),
+        sa.Column("moves", sa.Integer),
+        sa.Column("unconsumed", sa.Integer),
+        sa.Column("threshold", sa.Float),
+        sa.Column("min_improvement", sa.Float),
+        sa.Column("max_moves", sa.Integer),
+        sa.Column("decided_at", UTCDateTime, nullable=False),
+        sa.Index("ix_decisions_group", "group_name"),
+    )
+    md.create_all(conn)
+
+
+def _m2_publication_ledger(conn: sa.Connection) -> None:
+    """Publications per group: monotonic versions, pending -> published | failed, snapshot time."""
+    md = sa.MetaData()
+    sa.Table("plans", md, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table(
+        "publications",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id"), nullable=False),
+        sa.Column("group_name", sa.String, nullable=False),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("strategy", sa.String, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("forced", sa.Boolean, nullable=False),
+        sa.Column("assignment", _json(), nullable=False),
+        sa.Column("snapshot_at", UTCDateTime, nullable=False),
+        sa.Column("created_at", UTCDateTime, nullable=False),
+        sa.Column("published_at", UTCDateTime),
+        sa.Column("error", sa.Text),
+        sa.UniqueConstraint("group_name", "version", name="uq_publications_group_version"),
+        sa.CheckConstraint("state IN ('pending', 'published', 'failed')", name="ck_publications_state"),
+        sa.CheckConstraint("version > 0", name="ck_publications_version"),
+        sa.Index("ix_publications_state", "state", "group_name"),
+        sa.Index("ix_publications_plan", "plan_id"),
+    )
+    md.tables["publications"].create(conn)
+
+
+def _m3_publish_outcome(conn: sa.Connection) -> None:
+    """What the publish step did per group (published vN, unchanged, skipped and why, apply off)."""
+    conn.execute(sa.text("ALTER TABLE decisions ADD COLUMN outcome TEXT"))
+
+
+def _m4_failover_trigger(conn: sa.Connection) -> None:
+    """Plans made by the failover loop: plans.trigger may be 'failover'.
+
+    PostgreSQL swaps the CHECK constraint. SQLite cannot alter one, so the table is rebuilt
+    (SQLite's documented procedure: new table, copy, drop, rename; ``migrate`` runs SQLite
+    migrations with foreign keys off, so dropping the old table cascades nothing, and checks
+    them before committing).
+    """
+    allowed = "\"trigger\" IN ('scheduled', 'manual', 'failover')"
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("ALTER TABLE plans DROP CONSTRAINT ck_plans_trigger"))
+        conn.execute(sa.text(f"ALTER TABLE plans ADD CONSTRAINT ck_plans_trigger CHECK ({allowed})"))
+        return
+    md = sa.MetaData()
+    new = sa.Table(
+        "plans_m4",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("created_at", UTCDateTime, nullable=False),
+        sa.Column("finished_at", UTCDateTime),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("error", sa.Text),
+        sa.Column("trigger", sa.String(16), nullable=False),
+        sa.Column("triggered_by", sa.String),
+        sa.Column("dag_id", sa.String),
+        sa.Column("run_id", sa.String),
+        sa.Column("parameters", _json()),
+        sa.Column("snapshot_uri", sa.Text),
+        sa.Column("snapshot_at", UTCDateTime),
+        sa.UniqueConstraint("dag_id", "run_id", name="uq_plans_dag_run"),
+        sa.CheckConstraint("status IN ('running', 'succeeded', 'failed')", name="ck_plans_status"),
+        sa.CheckConstraint(allowed, name="ck_plans_trigger"),
+    )
+    new.create(conn)
+    columns = ", ".join(f'"{c.name}"' for c in new.columns)
+    conn.execute(sa.text(f"INSERT INTO plans_m4 ({columns}) SELECT {columns} FROM plans"))
+    conn.execute(sa.text("DROP TABLE plans"))
+    conn.execute(sa.text("ALTER TABLE plans_m4 RENAME TO plans"))
+    conn.execute(sa.text("CREATE INDEX ix_plans_created_at ON plans (created_at)"))
+
+
+Migration = tuple[int, str, Callable[[sa.Connection], None]]
+MIGRATIONS: list[Migration] = [
+    (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
+    (2, "publication ledger: publications", _m2_publication_ledger),
+    (3, "publish outcome per group: decisions.outcome", _m3_publish_outcome),
+    (4, "failover plans: plans.trigger may be 'failover'", _m4_failover_trigger),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(engine: sa.Engine, create: bool = True, target: int | None = None) -> int:
+    """Bring the database to ``target`` (default: the latest) schema version; return the version.
+
+    Idempotent; one transaction; refuses a database newer than this code knows. With
+    ``create=False`` a database without lagassign's tables raises StoreNotFoundError.
+    """
+    target = LATEST_VERSION if target is None else target
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        raw: Any = conn.connection.driver_connection
+        if sqlite:  # table rebuilds must not cascade: foreign keys off, checked before commit
+            raw.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                current = _migrate(conn, create, target)
+                if sqlite and conn.execute(sa.text("PRAGMA foreign_key_check")).first() is not None:
+                    raise StoreError("audit store migration broke a foreign key; nothing was changed")
+        finally:
+            if sqlite:
+                raw.execute("PRAGMA foreign_keys = ON")
+    return current
+
+
+def _migrate(conn: sa.Connection, create: bool, target: int) -> int:
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            sa.text("SELECT pg_advisory_xact_lock(:cls, :key)"),
+            {"cls": PG_LOCK_CLASS, "key": _PG_MIGRATION_LOCK},
+        )
+    if not sa.inspect(conn).has_table("schema_version"):
+        if not create:
+            raise StoreNotFoundError(f"no lagassign audit store at {safe_url(conn.engine.url)}")
+        schema_version_t.create(conn)
+    current = conn.execute(sa.select(sa.func.max(schema_version_t.c.version))).scalar() or 0
+    if current > LATEST_VERSION:
+        raise StoreError(
+            f"audit store schema is version {current}, newer than this lagassign knows "
+            f"({LATEST_VERSION}): upgrade lagassign"
+        )
+    for version, description, apply in MIGRATIONS:
+        if current < version <= target:
+            apply(conn)
+            conn.execute(
+                sa.insert(schema_version_t).values(
+                    version=version, description=description, applied_at=utc_now()
+                )
+            )
+            current = version
+    return current
+
+
+def publication_of(row: sa.Row) -> dict[str, Any]:
+    """A publications row as the dict the store returns (``group`` for ``group_name``)."""
+    m = dict(row._mapping)
+    m["group"] = m.pop("group_name")
+    return m

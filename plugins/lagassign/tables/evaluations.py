@@ -1,0 +1,242 @@
+"""The evaluations on disk: what both engines (in-process and Spark) write and the pipeline reads.
+
+An evaluations folder (OUT) holds:
+
+* ``evaluations.parquet/``: Parquet part files, one row per group x strategy (``FIELDS``): a
+  few scalar columns for people and SQL, and the result in its one JSON form
+  (``core.results.StrategyResult``); a group that could not be evaluated has one row with
+  ``strategy`` null and ``error`` set.
+* ``summary.json``: written last, so its presence means the evaluations are complete: engine
+  ("local" | "spark"), groups, strategies, failures, rows, seconds.
+
+``read_evaluations`` gives back exactly the ``GroupEvaluation`` objects that were written,
+whichever engine wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.clock import now_text
+from ..core.errors import LagassignError
+from ..core.results import GroupEvaluation, StrategyResult
+
+EVALUATIONS = "evaluations.parquet"
+SUMMARY = "summary.json"
+
+# The one schema of evaluations, as Arrow type names; Spark's DDL is derived from it.
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("group", "string"),
+    ("strategy", "string"),  # null on a group's error row
+    ("position", "int32"),  # the result's index in evaluate_group's results
+    ("refused", "string"),
+    ("error", "string"),  # why the group was not evaluated (snapshot failed, invalid case)
+    ("best", "bool"),  # this strategy is the group's best
+    ("members", "int32"),
+    ("partitions", "int32"),
+    ("lower_bound_max_lag", "int64"),
+    ("max_lag", "int64"),
+    ("mean_lag", "float64"),
+    ("imbalance", "float64"),
+    ("lag_spread", "int64"),
+    ("count_spread", "int32"),
+    ("moves", "int32"),
+    ("result_json", "string"),  # the whole result: ``StrategyResult.to_json`` (null on an error row)
+)
+COLUMNS = tuple(name for name, _ in FIELDS)
+_SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "float64": "double", "bool": "boolean"}
+
+
+class EvaluationError(LagassignError):
+    """Evaluation parameters, a snapshot or an evaluations folder that cannot be used."""
+
+
+# -- evaluations <-> rows --------------------------------------------------------------------------
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def evaluation_rows(evaluation: GroupEvaluation) -> list[dict[str, Any]]:
+    """The rows (``FIELDS``) of one group's evaluation: the scalar columns for people and SQL,
+    and the result itself in its one JSON form."""
+    group = evaluation.group
+    if evaluation.error is not None:
+        row = dict.fromkeys(COLUMNS)
+        row.update(group=group, error=evaluation.error)
+        return [row]
+    rows = []
+    for position, result in enumerate(evaluation.results):
+        m = result.metrics or {}
+        rows.append(
+            {
+                "group": group,
+                "strategy": result.strategy,
+                "position": position,
+                "refused": result.refused,
+                "error": None,
+                "best": result.strategy == evaluation.best,
+                "members": evaluation.members,
+                "partitions": evaluation.partitions,
+                "lower_bound_max_lag": evaluation.lower_bound_max_lag,
+                "max_lag": m.get("max_lag"),
+                "mean_lag": _float(m.get("mean_lag")),
+                "imbalance": _float(m.get("imbalance")),
+                "lag_spread": m.get("lag_spread"),
+                "count_spread": m.get("count_spread"),
+                "moves": m.get("moves"),
+                "result_json": result.to_json(),
+            }
+        )
+    return rows
+
+
+def evaluations_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[GroupEvaluation]:
+    """Group rows back into evaluations, sorted by group name (inverse of ``evaluation_rows``)."""
+    by_group: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_group.setdefault(row["group"], []).append(row)
+    out = []
+    for group in sorted(by_group):
+        grows = by_group[group]
+        failed = [r for r in grows if r["error"] is not None]
+        if failed:
+            out.append(GroupEvaluation(group, error=failed[0]["error"]))
+            continue
+        grows.sort(key=lambda r: r["position"])
+        first = grows[0]
+        out.append(
+            GroupEvaluation(
+                group,
+                tuple(StrategyResult.from_json(r["result_json"]) for r in grows),
+                first["members"],
+                first["partitions"],
+                next((r["strategy"] for r in grows if r["best"]), None),
+                first["lower_bound_max_lag"],
+            )
+        )
+    return out
+
+
+def arrow_schema() -> Any:
+    """The evaluations schema as a pyarrow schema."""
+    import pyarrow as pa
+
+    types = {
+        "string": pa.string(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+    }
+    return pa.schema([(name, types[t]) for name, t in FIELDS])
+
+
+def spark_ddl() -> str:
+    """The evaluations schema as a Spark DDL string (for ``applyInPandas``)."""
+    return ", ".join(f"`{name}` {_SPARK_TYPES[t]}" for name, t in FIELDS)
+
+
+# -- the evaluations folder -----------------------------------------------------------------------
+
+
+def make_summary(
+    engine: str,
+    groups: int,
+    strategies: Sequence[str],
+    failures: Sequence[Mapping[str, Any]],
+    rows: int,
+    seconds: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The content of ``summary.json`` (both engines write the same keys)."""
+    return {
+        "engine": engine,
+        "groups": groups,
+        "evaluated": groups - len(failures),
+        "failed": len(failures),
+        "strategies": list(strategies),
+        "rows": rows,
+        "seconds": None if seconds is None else round(seconds, 3),
+        "finished_at": now_text("seconds"),
+        "failures": sorted(
+            ({"group": f["group"], "error": f["error"]} for f in failures), key=lambda f: f["group"]
+        ),
+        **extra,
+    }
+
+
+def clear_output(out_dir: str | Path) -> Path:
+    """Remove a previous summary (first: it marks completeness) and evaluations from ``out_dir``."""
+    out = Path(out_dir)
+    (out / SUMMARY).unlink(missing_ok=True)
+    if (out / EVALUATIONS).exists():
+        shutil.rmtree(out / EVALUATIONS)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_summary(out_dir: str | Path, summary: Mapping[str, Any]) -> Path:
+    """Write ``summary.json`` atomically (it is the completion marker)."""
+    path = Path(out_dir) / SUMMARY
+    tmp = path.with_name(f".{SUMMARY}.tmp")
+    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_evaluations(
+    evaluations: Iterable[GroupEvaluation],
+    out_dir: str | Path,
+    seconds: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Write evaluations (``evaluate_snapshot``'s output) as OUT/evaluations.parquet and
+    OUT/summary.json (engine "local"), replacing what was there; returns the summary."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    evaluations = list(evaluations)
+    out = clear_output(out_dir)
+    rows = [row for ev in evaluations for row in evaluation_rows(ev)]
+    (out / EVALUATIONS).mkdir()
+    table = pa.Table.from_pylist(rows, schema=arrow_schema())
+    pq.write_table(table, out / EVALUATIONS / "part-00000.parquet")
+    names = list(dict.fromkeys(r["strategy"] for r in rows if r["strategy"] is not None))
+    failures = [{"group": ev.group, "error": ev.error} for ev in evaluations if ev.error is not None]
+    summary = make_summary("local", len(evaluations), names, failures, len(rows), seconds, **extra)
+    write_summary(out, summary)
+    return summary
+
+
+def read_summary(out_dir: str | Path) -> dict[str, Any]:
+    """``summary.json`` of an evaluations folder; missing means the run did not complete."""
+    path = Path(out_dir) / SUMMARY
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvaluationError(
+            f"evaluations {out_dir}: {SUMMARY} is missing: the evaluation did not complete"
+        ) from None
+
+
+def read_evaluation_rows(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The raw rows of OUT/evaluations.parquet (any engine), after checking the run completed."""
+    import pyarrow.parquet as pq
+
+    read_summary(out_dir)
+    table = pq.read_table(Path(out_dir) / EVALUATIONS)
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise EvaluationError(f"evaluations {out_dir}: lacks column(s) {', '.join(missing)}")
+    return table.select(list(COLUMNS)).to_pylist()
+
+
+def read_evaluations(out_dir: str | Path) -> list[GroupEvaluation]:
+    """The evaluations, sorted by group, exactly as ``evaluate_snapshot`` returned them."""
+    return evaluations_from_rows(read_evaluation_rows(out_dir))
