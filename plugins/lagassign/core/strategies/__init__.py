@@ -1,4 +1,8 @@
-"""The strategy registry: name (a contract) -> class. Adding a strategy is one module and one line."""
+"""The strategy registry: name (a contract) -> class, from the classes' own names.
+
+Adding a strategy is one module (a ``Strategy`` subclass with a worked example in its
+docstring) and one line in ``STRATEGIES``.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +19,20 @@ from .range import RangeStrategy
 from .roundrobin import RoundRobinStrategy
 from .sticky import StickyStrategy
 
-REGISTRY: dict[str, type[Strategy]] = {
-    "range": RangeStrategy,
-    "roundrobin": RoundRobinStrategy,
-    "sticky": StickyStrategy,
-    "cooperative-sticky": CooperativeStickyStrategy,
-    "constrained-sticky": ConstrainedStickyStrategy,
-    "fair": FairStrategy,
-    "lag": LagStrategy,
-    "lag-aware": LagAwareStrategy,
-    "lag-optimal": LagOptimalStrategy,
-    "current": CurrentStrategy,
-}
+#: Every strategy, in the order reports list them. Each class carries its own ``name``.
+STRATEGIES: tuple[type[Strategy], ...] = (
+    RangeStrategy,
+    RoundRobinStrategy,
+    StickyStrategy,
+    CooperativeStickyStrategy,
+    ConstrainedStickyStrategy,
+    FairStrategy,
+    LagStrategy,
+    LagAwareStrategy,
+    LagOptimalStrategy,
+    CurrentStrategy,
+)
+REGISTRY: dict[str, type[Strategy]] = {cls.name: cls for cls in STRATEGIES}
 
 
 def strategy_names() -> list[str]:

@@ -6,6 +6,19 @@ members by id with enough owned get the ceiling slots), the rest are dealt in pa
 (t0-0, t1-0, t0-1, ...) to fill members to the floor, then one more each until the ceiling
 slots are used. Since the quotas add up to P, the KIP's "steal" pass is never needed.
 Groups with differing subscriptions are refused: the KIP's guarantees do not hold there.
+
+Spec: KIP-615 (the constrained cooperative sticky assignor).
+
+Example: seven partitions over three members (quotas 3, 2, 2); C0 keeps three of its four,
+C1 two of its three, and C2 receives the two left over::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> owned = {"C0": ["t0-0", "t0-1", "t0-2", "t0-3"], "C1": ["t0-4", "t0-5", "t0-6"]}
+    >>> g = example({"C0": ["t0"], "C1": ["t0"], "C2": ["t0"]}, {"t0": [1] * 7}, owned)
+    >>> show(ConstrainedStickyStrategy().assign(g))
+    C0: t0-0 t0-1 t0-2
+    C1: t0-4 t0-5
+    C2: t0-3 t0-6
 """
 
 from __future__ import annotations

@@ -2,6 +2,20 @@
 
 In the first rebalance a partition that changes owner is revoked from its old owner and
 withheld from its new one; the follow-up rebalance hands it over. ``withheld`` lists them.
+
+Spec: KIP-429 and Apache Kafka's ``CooperativeStickyAssignor``.
+Guarantee: the sticky target; no partition is assigned while another member still owns it.
+
+Example: sticky's example again; the two partitions that change owner wait one rebalance::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> owned = {"C0": ["t0-0", "t0-1", "t0-2"], "C1": ["t0-3", "t0-4", "t0-5"]}
+    >>> g = example({"C0": ["t0"], "C1": ["t0"], "C2": ["t0"]}, {"t0": [1] * 6}, owned)
+    >>> show(CooperativeStickyStrategy().assign(g))
+    C0: t0-0 t0-1
+    C1: t0-3 t0-4
+    C2: t0-2 t0-5
+    withheld: t0-2 t0-5
 """
 
 from __future__ import annotations

@@ -2,6 +2,16 @@
 
 Owned partitions stay where they are, even those of a topic the member no longer subscribes
 to; partitions nobody owns are reported as unassigned in the output.
+
+Spec: none; this is what Kafka's group runs with now.
+
+Example: C1 owns nothing, so the whole load stays on C0::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> g = example({"C0": ["t0"], "C1": ["t0"]}, {"t0": [50, 40, 30, 5]}, {"C0": ["t0-0", "t0-1"]})
+    >>> show(CurrentStrategy().assign(g), g)
+    C0: t0-0 t0-1  (lag 90)
+    C1: -  (lag 0)
 """
 
 from __future__ import annotations

@@ -3,6 +3,17 @@
 Per topic: partitions by lag descending (ties by partition number), each to the subscriber
 with the fewest partitions of that topic, ties by the least lag assigned from that topic,
 then by member id. Counters restart for every topic, so balance is per topic only.
+
+Spec: KAFKA-5337 and the reference kafka-lag-based-assignor (its README and code).
+
+Example: two topics with one hot partition each; counters restart per topic, so C0 takes
+both hot partitions (18 against 2), the weakness lag-aware fixes::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> g = example({"C0": ["t0", "t1"], "C1": ["t0", "t1"]}, {"t0": [9, 1], "t1": [9, 1]})
+    >>> show(LagStrategy().assign(g), g)
+    C0: t0-0 t1-0  (lag 18)
+    C1: t0-1 t1-1  (lag 2)
 """
 
 from __future__ import annotations

@@ -7,6 +7,16 @@ partition of every topic, which breaks the KIP's own count guarantee. With mixed
 subscriptions a greedy pass can still leave a member 2+ partitions short of one it could take
 from; a repair pass then moves partitions, lightest first, until the KIP's two-case guarantee
 holds.
+
+Spec: the Lag-Aware Assignor KIP (its two-case count guarantee).
+
+Example: lag's example, with group-wide counters the hot partitions go to different members::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> g = example({"C0": ["t0", "t1"], "C1": ["t0", "t1"]}, {"t0": [9, 1], "t1": [9, 1]})
+    >>> show(LagAwareStrategy().assign(g), g)
+    C0: t0-0 t0-1  (lag 10)
+    C1: t1-0 t1-1  (lag 10)
 """
 
 from __future__ import annotations

@@ -54,6 +54,19 @@ Where counts bind the two bounds differ: with three members and lags 100, 40, 35
 (two partitions each) no assignment beats 100 (``lower_bound_max_lag``), but under the count
 rules the hot partition's member takes a second partition, at best the 5:
 ``balanced_lower_bound_max_lag`` is 105, which the plan (100, 5), (40, 20), (35, 30) reaches.
+
+Spec: lagassign's own (no Kafka proposal goes past lag-aware's greedy pass); the count rules
+are the Lag-Aware Assignor KIP's, the bound is documented in ``scoring``.
+
+Example as a test: lags 6, 5, 4, 3, 2 over two members. lag-aware ends at 11 against 9; the
+optimum is 10 (6+4 and 5+3+2), reached here by moving a single partition (t0-1)::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> owned = {"C0": ["t0-0", "t0-1", "t0-2"], "C1": ["t0-3", "t0-4"]}
+    >>> g = example({"C0": ["t0"], "C1": ["t0"]}, {"t0": [6, 5, 4, 3, 2]}, owned)
+    >>> show(LagOptimalStrategy().assign(g), g)
+    C0: t0-0 t0-2  (lag 10)
+    C1: t0-1 t0-3 t0-4  (lag 10)
 """
 
 from __future__ import annotations

@@ -2,6 +2,17 @@
 
 Partitions are sorted by topic then number; the circle skips members not subscribed to the
 partition's topic and resumes after the member that took the last one, as Kafka's does.
+
+Spec: Apache Kafka's ``RoundRobinAssignor`` (kafka-clients, ``org.apache.kafka.clients.consumer``).
+Guarantee: deterministic; with identical subscriptions counts differ by at most one.
+
+Example: the same group as range's, dealt t0-0, t0-1, t0-2, t1-0, ... in turn::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> g = example({"C0": ["t0", "t1"], "C1": ["t0", "t1"]}, {"t0": [1, 1, 1], "t1": [1, 1, 1]})
+    >>> show(RoundRobinStrategy().assign(g))
+    C0: t0-0 t0-2 t1-1
+    C1: t0-1 t1-0 t1-2
 """
 
 from __future__ import annotations

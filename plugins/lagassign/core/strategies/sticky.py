@@ -7,6 +7,19 @@
    away: the partitions it did not own before go first, so owned ones stay where they are.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
+
+Spec: KIP-54 and Apache Kafka's ``StickyAssignor`` (its ``AbstractStickyAssignor``).
+
+Example: C2 joins a group where C0 and C1 own three partitions each; each gives one away
+and nothing else moves::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> owned = {"C0": ["t0-0", "t0-1", "t0-2"], "C1": ["t0-3", "t0-4", "t0-5"]}
+    >>> g = example({"C0": ["t0"], "C1": ["t0"], "C2": ["t0"]}, {"t0": [1] * 6}, owned)
+    >>> show(StickyStrategy().assign(g))
+    C0: t0-0 t0-1
+    C1: t0-3 t0-4
+    C2: t0-2 t0-5
 """
 
 from __future__ import annotations
