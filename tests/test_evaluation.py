@@ -177,6 +177,27 @@ def test_strategies_and_options_are_passed_on(snapshot_dir):
             assert "refused" in optimal or optimal["metrics"]["moves"] <= 2, optimal
 
 
+def test_the_exact_budget_reaches_lag_optimal_from_the_plan_params(tmp_path, snapshot_dir, monkeypatch):
+    from lagassign.core.strategies import lag_optimal
+    from lagassign.pipeline import PlanParams
+    from lagassign.pipeline.steps import evaluation_params
+
+    params = PlanParams.from_mapping({"exact_budget": 1.5, "strategies": ["lag-optimal"]})
+    assert evaluation_params(snapshot_dir, tmp_path / "ev", params).options()["exact_budget"] == 1.5
+    with pytest.raises(lagassign.LagassignError, match="exact_budget"):
+        PlanParams.from_mapping({"exact_budget": -2})
+    seen = []
+    real = lag_optimal.LagOptimalStrategy.__init__
+
+    def spy(self, *args, **kwargs):  # records what each group's strategy is built with
+        seen.append(kwargs.get("exact_budget"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(lag_optimal.LagOptimalStrategy, "__init__", spy)
+    evaluate_snapshot(snapshot_dir, ["lag-optimal"], exact_budget=0.5)
+    assert seen and set(seen) == {0.5}
+
+
 def test_progress_reports_each_group(snapshot_dir):
     seen = []
     evaluate_snapshot(snapshot_dir, ["current"], progress=lambda *args: seen.append(args))
@@ -274,6 +295,8 @@ def test_params_file(tmp_path):
         ({"snapshot": "s", "out": "o", "strategies": ["nope"]}, "unknown strategy 'nope'"),
         ({"snapshot": "s", "out": "o", "max_moves": -1}, "non-negative"),
         ({"snapshot": "s", "out": "o", "partitions": 0}, "at least 1"),
+        ({"snapshot": "s", "out": "o", "exact_budget": -1}, "exact_budget"),
+        ({"snapshot": "s", "out": "o", "exact_budget": "5"}, "exact_budget"),
     ]:
         path.write_text(json.dumps(bad))
         with pytest.raises(lagassign.LagassignError, match=message):

@@ -35,6 +35,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--max-moves", type=int, help="most partitions a plan may move (default: no limit)")
     p.add_argument(
+        "--exact-budget",
+        type=float,
+        metavar="SECONDS",
+        help="lag-optimal: seconds of exact solving per group to prove its plan optimal or improve it "
+        "(needs the certify extra: highspy)",
+    )
+    p.add_argument(
         "--auto-offset-reset",
         choices=RESET_POLICIES,
         default="latest",
@@ -154,6 +161,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             "threshold": args.threshold,
             "min_improvement": args.min_improvement,
             "max_moves": args.max_moves,
+            "exact_budget": args.exact_budget,
             "apply": args.apply,
             "dry_run": args.dry_run,
             "force": args.force,

@@ -47,6 +47,7 @@ class EvaluationParams:
     strategies: tuple[str, ...] | None = None
     max_moves: int | None = None
     count_slack: int | None = None
+    exact_budget: float | None = None
     partitions: int | None = None
     output_files: int | None = None
 
@@ -85,6 +86,13 @@ class EvaluationParams:
             value = getattr(self, key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise EvaluationError(f"evaluation parameter {key!r} must be a non-negative integer or null")
+        budget = self.exact_budget
+        if budget is not None and (
+            not isinstance(budget, int | float) or isinstance(budget, bool) or budget < 0
+        ):
+            raise EvaluationError(
+                "evaluation parameter 'exact_budget' must be seconds (a number >= 0) or null"
+            )
         for key in ("partitions", "output_files"):
             if getattr(self, key) == 0:
                 raise EvaluationError(f"evaluation parameter {key!r} must be at least 1")
@@ -96,7 +104,11 @@ class EvaluationParams:
 
     def options(self) -> dict[str, Any]:
         """Strategy options (each strategy takes the ones it knows)."""
-        return {"max_moves": self.max_moves, "count_slack": self.count_slack}
+        return {
+            "max_moves": self.max_moves,
+            "count_slack": self.count_slack,
+            "exact_budget": self.exact_budget,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -185,11 +197,12 @@ def evaluate_snapshot(
     max_moves: int | None = None,
     progress: Progress | None = None,
     count_slack: int | None = None,
+    exact_budget: float | None = None,
 ) -> list[GroupEvaluation]:
     """Every strategy (or the given ones) on every group of a snapshot, in this process; one
     evaluation per group, sorted by group (failed ones carry their error)."""
     names = list(strategies) if strategies is not None else strategy_names()
-    options = {"max_moves": max_moves, "count_slack": count_slack}
+    options = {"max_moves": max_moves, "count_slack": count_slack, "exact_budget": exact_budget}
     check_strategies(names, options)
     work = list(snapshot_groups(snapshot_dir))
     out = []
@@ -204,7 +217,7 @@ def run_local(params: EvaluationParams, progress: Progress | None = None) -> dic
     """The in-process engine end to end: evaluate the snapshot, write OUT; returns the summary."""
     started = time.monotonic()
     evaluations = evaluate_snapshot(
-        params.snapshot, params.names(), params.max_moves, progress, params.count_slack
+        params.snapshot, params.names(), params.max_moves, progress, params.count_slack, params.exact_budget
     )
     return write_evaluations(
         evaluations,

@@ -31,6 +31,7 @@ class PlanParams:
     threshold: float = DEFAULT_THRESHOLD
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT
     max_moves: int | None = None
+    exact_budget: float | None = None
     apply: bool = False
     dry_run: bool = False
     force: bool = False
@@ -77,6 +78,11 @@ class PlanParams:
             if unknown:
                 raise ParamsError(f"unknown strategy {unknown[0]!r}; known: {', '.join(strategy_names())}")
         validate_parameters(self.threshold, self.min_improvement, self.max_moves, self.strategies)
+        budget = self.exact_budget
+        if budget is not None and (
+            not isinstance(budget, int | float) or isinstance(budget, bool) or budget < 0
+        ):
+            raise ParamsError(f"exact_budget must be seconds (a number >= 0) or unset, got {budget!r}")
         for name in ("apply", "dry_run", "force"):
             if not isinstance(getattr(self, name), bool):
                 raise ParamsError(f"{name} must be true or false, got {getattr(self, name)!r}")

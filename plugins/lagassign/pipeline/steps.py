@@ -76,7 +76,13 @@ def evaluation_params(snapshot: str | Path, out: str | Path, params: PlanParams)
     """What the evaluation engines (in-process or the Spark job) are asked to do."""
     from .evaluation import EvaluationParams
 
-    return EvaluationParams(str(snapshot), str(out), tuple(params.evaluated_strategies()), params.max_moves)
+    return EvaluationParams(
+        str(snapshot),
+        str(out),
+        tuple(params.evaluated_strategies()),
+        params.max_moves,
+        exact_budget=params.exact_budget,
+    )
 
 
 def evaluate_step(

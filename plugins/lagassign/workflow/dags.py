@@ -69,6 +69,14 @@ def rebalance_params() -> dict[str, Param]:
             title="Max moves",
             description="Most partitions a plan may move (empty: no limit).",
         ),
+        "exact_budget": Param(
+            None,
+            type=["null", "number"],
+            minimum=0,
+            title="Exact budget (s)",
+            description="lag-optimal: seconds of exact solving per group to prove its plan optimal "
+            "or improve it (empty: off; needs the certify extra, highspy).",
+        ),
         "apply": Param(
             False,
             type="boolean",
