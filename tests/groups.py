@@ -139,3 +139,16 @@ def brute_force_min_max_lag(group: GroupSnapshot) -> int:
         if best is None or worst < best:
             best = worst
     return best if best is not None else 0
+
+
+def skewed_orders(lags: list[int]) -> dict:
+    """The tests' usual skewed group: C0 owns t-0..t-2, C1 owns t-3, with these four lags."""
+    return {
+        "group": "orders",
+        "auto_offset_reset": "earliest",
+        "members": [
+            {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
+            {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
+        ],
+        "partitions": [{"topic": "t", "partition": i, "lag": lag} for i, lag in enumerate(lags)],
+    }

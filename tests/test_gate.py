@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import pytest
+from groups import skewed_orders
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lagassign.core.errors import LagassignError
@@ -177,18 +178,7 @@ def test_unconsumed_partitions_without_a_complete_plan_stop() -> None:
 
 def test_real_evaluation_of_a_case() -> None:
     """Through the real strategies: a skewed group goes, and the chosen plan is the best complete one."""
-    case = {
-        "group": "orders",
-        "auto_offset_reset": "earliest",
-        "members": [
-            {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-            {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
-        ],
-        "partitions": [
-            {"topic": "t", "partition": i, "lag": lag}
-            for i, lag in enumerate([900_000, 85_738, 100, 392_358])
-        ],
-    }
+    case = skewed_orders([900_000, 85_738, 100, 392_358])
     e = evaluate(case)
     d = decide(e)
     current = next(r for r in e["results"] if r["strategy"] == "current")["metrics"]

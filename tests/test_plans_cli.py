@@ -12,23 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from groups import skewed_orders
 from lagassign.cli import main
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
-ORDERS = {
-    "group": "orders",
-    "auto_offset_reset": "earliest",
-    "members": [
-        {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-        {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
-    ],
-    "partitions": [
-        {"topic": "t", "partition": i, "lag": lag} for i, lag in enumerate([900_000, 85_738, 100, 392_358])
-    ],
-}
+ORDERS = skewed_orders([900_000, 85_738, 100, 392_358])
 CALM = {
     "group": "calm",
     "auto_offset_reset": "earliest",

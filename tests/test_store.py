@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from groups import skewed_orders
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide, decide_all
 from lagassign.store import (
@@ -32,18 +33,7 @@ from lagassign.store import (
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
-CASE = {
-    "group": "orders",
-    "auto_offset_reset": "earliest",
-    "members": [
-        {"id": "C0", "topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]]},
-        {"id": "C1", "topics": ["t"], "owned": [["t", 3]]},
-    ],
-    "partitions": [
-        {"topic": "t", "partition": i, "lag": lag}
-        for i, lag in enumerate([3_000_000_000, 2_500_000_000, 100, 392_358])
-    ],
-}
+CASE = skewed_orders([3_000_000_000, 2_500_000_000, 100, 392_358])
 # Mixed subscriptions (constrained-sticky refuses) and a partition nobody owns (current leaves it).
 MIXED_CASE = {
     "group": "mixed",

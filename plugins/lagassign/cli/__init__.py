@@ -14,6 +14,7 @@ from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group, run_strategy
 from ..core.report import evaluation_table
 from ..core.strategies import strategy_names
+from .options import add_lag_optimal_options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,26 +22,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"lagassign: error: {message}\n")
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text}")
-    return value
 
 
 def _read_case(path: str) -> dict[str, Any]:
@@ -99,15 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("assign", help="assign a case's partitions with one strategy (JSON out)")
     p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
     p.add_argument("case", help="case file (JSON), or - for stdin")
-    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
-    p.add_argument("--count-slack", type=_non_negative, help="lag-optimal: extra count skew allowed")
-    p.add_argument(
-        "--exact-budget",
-        type=_seconds,
-        metavar="SECONDS",
-        help="lag-optimal: up to SECONDS of exact solving to prove the plan optimal or improve it "
-        "(needs the certify extra: highspy)",
-    )
+    add_lag_optimal_options(p, count_slack=True)
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_assign)
 
@@ -115,14 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", help="case file (JSON), or - for stdin")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
     p.add_argument("--strategies", help="comma-separated subset of strategies (default: all)")
-    p.add_argument("--max-moves", type=_non_negative, help="lag-optimal: most partitions that may move")
-    p.add_argument(
-        "--exact-budget",
-        type=_seconds,
-        metavar="SECONDS",
-        help="lag-optimal: up to SECONDS of exact solving to prove the plan optimal or improve it "
-        "(needs the certify extra: highspy)",
-    )
+    add_lag_optimal_options(p)
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_evaluate)
 

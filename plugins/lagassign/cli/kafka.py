@@ -250,7 +250,7 @@ def publish_by_hand(
 
     from ..core.clock import parse_utc, utc_now
     from ..core.gate import GateDecision
-    from ..core.publishing import LedgerEntry, PublishFacts, decide_publication
+    from ..core.publishing import PublishFacts, decide_publication
     from ..kafka.applier import apply_publication
     from ..kafka.errors import PlanError
     from ..kafka.plans import PlanStore
@@ -289,22 +289,15 @@ def publish_by_hand(
             )
             topic.ensure_topic()
             in_force = topic.read([group]).get(group)
-            newest, top = store.ledger_state([group])[group]
-            facts = PublishFacts(
-                group=group,
-                strategy=strategy,
-                members=spec["members"],
+            facts = PublishFacts.now(
+                group,
+                strategy,
+                spec["members"],
+                in_force,
+                store.ledger_state([group])[group],
                 plan_id=plan_id,
                 snapshot_at=snapshot_at,
                 snapshot_version=in_force.version if in_force else None,
-                in_force_version=in_force.version if in_force else None,
-                in_force_members=in_force.members if in_force else None,
-                ledger_newest=None
-                if newest is None
-                else LedgerEntry(
-                    newest["version"], newest["state"], newest["plan_id"], newest["snapshot_at"]
-                ),
-                ledger_top_version=top,
             )
             decision = decide_publication(facts, force=force)
             outcome = apply_publication(store, topic, plan_id, facts, decision, force)

@@ -11,6 +11,7 @@ from typing import Any
 from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
 from ..core.lag import RESET_POLICIES
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from .options import add_lag_optimal_options, positive_seconds
 
 
 def register(subparsers: Any) -> None:
@@ -33,14 +34,7 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_MIN_IMPROVEMENT,
         help=f"fraction the plan must lower max member lag by (default {DEFAULT_MIN_IMPROVEMENT})",
     )
-    p.add_argument("--max-moves", type=int, help="most partitions a plan may move (default: no limit)")
-    p.add_argument(
-        "--exact-budget",
-        type=float,
-        metavar="SECONDS",
-        help="lag-optimal: seconds of exact solving per group to prove its plan optimal or improve it "
-        "(needs the certify extra: highspy)",
-    )
+    add_lag_optimal_options(p)
     p.add_argument(
         "--auto-offset-reset",
         choices=RESET_POLICIES,
@@ -65,7 +59,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
     p.add_argument(
         "--session-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="an instance silent this long is dead (default 30)",
@@ -84,16 +78,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--base-dir", help="where snapshots go (default $AIRFLOW_HOME/lagassign)")
     p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
     p.set_defaults(func=_cmd_watch)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .plans import unchanged
+from .plans import Plan, unchanged
 
 PUBLISH, UNCHANGED, SKIP, REFUSE, DRY_RUN, OFF = "publish", "unchanged", "skip", "refuse", "dry-run", "off"
 
@@ -42,6 +42,11 @@ class LedgerEntry:
     state: str  # pending | published | failed
     plan_id: int
     snapshot_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any] | None) -> LedgerEntry | None:
+        """The store's row for it; None for a group the ledger has never published."""
+        return None if row is None else cls(row["version"], row["state"], row["plan_id"], row["snapshot_at"])
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,29 @@ class PublishFacts:
     ledger_newest: LedgerEntry | None = None  # newest pending or published entry
     ledger_top_version: int = 0  # highest version in the ledger, failed ones included
     changed: str | None = None  # what changed in the group since the snapshot
+
+    @classmethod
+    def now(
+        cls,
+        group: str,
+        strategy: str,
+        members: Mapping[str, list[list[Any]]],
+        in_force: Plan | None,
+        ledger: tuple[Mapping[str, Any] | None, int],
+        **facts: Any,
+    ) -> PublishFacts:
+        """The facts with the topic's plan in force and the ledger's (newest, top version) filled in."""
+        newest, top = ledger
+        return cls(
+            group=group,
+            strategy=strategy,
+            members=members,
+            in_force_version=in_force.version if in_force else None,
+            in_force_members=in_force.members if in_force else None,
+            ledger_newest=LedgerEntry.from_row(newest),
+            ledger_top_version=top,
+            **facts,
+        )
 
 
 @dataclass(frozen=True)

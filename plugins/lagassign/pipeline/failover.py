@@ -76,7 +76,7 @@ def failover_step(
     again and publishes nothing when the plan in force already matches the live instances.
     """
     from ..core.plans import normalize_members
-    from ..core.publishing import LedgerEntry, PublishFacts, decide_publication
+    from ..core.publishing import PublishFacts, decide_publication
     from ..kafka.admin import AdminHook
     from ..kafka.applier import Outcome, apply_publication
     from ..kafka.plans import PlanStore
@@ -144,23 +144,16 @@ def failover_step(
                 return Outcome(group, False, planned.reason, None, "skip").to_dict()
             result = planned.evaluation.result(planned.chosen)
             assert result is not None and result.assignment is not None
-            newest, top = store.ledger_state([group])[group]
-            facts = PublishFacts(
-                group=group,
-                strategy=planned.chosen,
+            ledger = store.ledger_state([group])[group]
+            facts = PublishFacts.now(
+                group,
+                planned.chosen,
+                normalize_members(result.assignment, group),
+                in_force,
+                ledger,
                 plan_id=plan_id,
-                kind="assign",
-                members=normalize_members(result.assignment, group),
                 snapshot_at=snapshot_at,
                 snapshot_version=in_force.version if in_force else None,
-                in_force_version=in_force.version if in_force else None,
-                in_force_members=in_force.members if in_force else None,
-                ledger_newest=None
-                if newest is None
-                else LedgerEntry(
-                    newest["version"], newest["state"], newest["plan_id"], newest["snapshot_at"]
-                ),
-                ledger_top_version=top,
             )
             outcome = apply_publication(store, topic, plan_id, facts, decide_publication(facts))
         log(f"group {group}: {planned.reason}; {outcome.reason}")

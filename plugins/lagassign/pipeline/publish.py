@@ -76,7 +76,7 @@ def _publish_facts(
 ) -> dict[str, Any]:
     """Per group that passed the gate: what ``decide_publication`` needs, each source read once."""
     from ..core.plans import normalize_members
-    from ..core.publishing import LedgerEntry, PublishFacts
+    from ..core.publishing import PublishFacts
     from ..tables.snapshot import group_rows
 
     evaluations = {(g["group"], r["strategy"]): r for g in plan["groups"] for r in g.get("results", [])}
@@ -97,22 +97,16 @@ def _publish_facts(
     facts = {}
     for d in go:
         row = rows.get(d.group, {})
-        newest, top = ledger.get(d.group, (None, 0))
-        held = in_force.get(d.group)
-        facts[d.group] = PublishFacts(
-            group=d.group,
-            strategy=d.chosen or "",
+        facts[d.group] = PublishFacts.now(
+            d.group,
+            d.chosen or "",
+            normalize_members(evaluations[(d.group, d.chosen)]["assignment"], d.group),
+            in_force.get(d.group),
+            ledger.get(d.group, (None, 0)),
             plan_id=plan["id"],
-            members=normalize_members(evaluations[(d.group, d.chosen)]["assignment"], d.group),
             kind=row.get("kind") or "assign",
             snapshot_at=plan.get("snapshot_at"),
             snapshot_version=row.get("plan_version"),
-            in_force_version=held.version if held else None,
-            in_force_members=held.members if held else None,
-            ledger_newest=None
-            if newest is None
-            else LedgerEntry(newest["version"], newest["state"], newest["plan_id"], newest["snapshot_at"]),
-            ledger_top_version=top,
             changed=changes.get(d.group),
         )
     return facts

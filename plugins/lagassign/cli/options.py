@@ -1,0 +1,53 @@
+"""Command-line options that several subcommands share, with one-line errors for bad values."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def non_negative(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0."""
+    return _seconds(text, "non-negative", lambda v: v >= 0)
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0 (a timeout)."""
+    return _seconds(text, "positive", lambda v: v > 0)
+
+
+def _seconds(text: str, kind: str, ok: Callable[[float], bool]) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (ok(value) and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a {kind} number of seconds, got {text}")
+    return value
+
+
+def add_lag_optimal_options(p: argparse.ArgumentParser, count_slack: bool = False) -> None:
+    """--max-moves, --exact-budget (and --count-slack) for lag-optimal."""
+    p.add_argument(
+        "--max-moves", type=non_negative, help="most partitions a plan may move (default: no limit)"
+    )
+    if count_slack:
+        p.add_argument("--count-slack", type=non_negative, help="lag-optimal: extra count skew allowed")
+    p.add_argument(
+        "--exact-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help="lag-optimal: up to SECONDS of exact solving per group to prove its plan optimal or "
+        "improve it (needs the certify extra: highspy)",
+    )
