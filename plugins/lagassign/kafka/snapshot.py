@@ -99,22 +99,10 @@ def take_snapshot(
     md = hook.metadata()
     topic_parts = {name: sorted(t.partitions) for name, t in md.topics.items() if t.error is None}
     declared = {g.group: g for g in assign_groups}
-    liveness = Liveness(session_timeout_ms)
-    try:
-        liveness = read_status(hook.config, status_topic, hook.timeout, session_timeout_ms=session_timeout_ms)
-    except Exception as exc:  # no liveness: declared groups keep their declared instances
-        warnings.append(f"reading statuses from {status_topic}: {reason(exc)}")
+    liveness = _read_liveness(hook, status_topic, session_timeout_ms, warnings)
     announced = {g for g in liveness.groups() if regex is None or regex.fullmatch(g)}
     assign_ids = sorted(set(declared) | announced)
-    listings, list_errors = hook.list_groups()
-    warnings += [f"list groups: {e}" for e in list_errors]
-    discovered = sorted(
-        {
-            g.group_id
-            for g in listings
-            if g.group_id not in assign_ids and (regex is None or regex.fullmatch(g.group_id))
-        }
-    )
+    discovered = _discovered_groups(hook, regex, assign_ids, warnings)
     say(
         f"{len(discovered)} discovered and {len(assign_ids)} assign()-mode groups "
         f"({len(declared)} declared, {len(announced)} announced on {status_topic})"
@@ -122,13 +110,8 @@ def take_snapshot(
     all_ids = discovered + assign_ids
     descriptions = hook.describe(all_ids) if all_ids else {}
     committed = hook.committed(all_ids, progress) if all_ids else {}
-    known_plans = dict(plans) if plans is not None else {}
-    if assign_ids and plans is None:
-        try:
-            with PlanStore(hook.config, plan_topic, hook.timeout) as store:
-                known_plans = store.read(assign_ids)
-        except Exception as exc:  # assignments stay empty; the manifest says why
-            warnings.append(f"reading plans from {plan_topic}: {reason(exc)}")
+    if plans is None:
+        plans = _read_plans(hook, plan_topic, assign_ids, warnings)
 
     now = now_ms()
     groups = [
@@ -139,7 +122,7 @@ def take_snapshot(
             auto_offset_reset,
             descriptions.get(gid),
             committed.get(gid),
-            known_plans.get(gid),
+            plans.get(gid),
             liveness,
             now,
             topic_parts,
@@ -153,10 +136,8 @@ def take_snapshot(
     begins = hook.offsets(needed, "earliest") if needed else {}
     ends = hook.offsets(needed, "latest") if needed else {}
     partitions = [row for g in groups for row in g.partition_rows(topic_parts, begins, ends)]
-
     rows = [g.row for g in groups]
     members = [m for g in groups for m in g.members]
-    failed = [{"group": r["group"], "error": r["error"]} for r in rows if r["error"]]
     manifest = {
         "cluster_id": md.cluster_id,
         "bootstrap_servers": hook.config.get("bootstrap.servers"),
@@ -168,6 +149,62 @@ def take_snapshot(
         "auto_offset_reset": auto_offset_reset,
         "plan_topic": plan_topic,
         "status_topic": status_topic,
+        **_counts(groups, partitions, members),
+        "warnings": warnings,
+        "admin_calls": {**dict(sorted(hook.calls.items())), "total": hook.total_calls},
+        "config": redact({k: v for k, v in hook.config.items() if k != "logger"}),
+    }
+    return Snapshot(rows, partitions, members, manifest)
+
+
+def _read_liveness(
+    hook: AdminHook, status_topic: str, session_timeout_ms: int | None, warnings: list[str]
+) -> Liveness:
+    """The instances announced on the status topic; none (with a warning) if it cannot be read,
+    so declared groups keep their declared instances."""
+    try:
+        return read_status(hook.config, status_topic, hook.timeout, session_timeout_ms=session_timeout_ms)
+    except Exception as exc:
+        warnings.append(f"reading statuses from {status_topic}: {reason(exc)}")
+        return Liveness(session_timeout_ms)
+
+
+def _discovered_groups(
+    hook: AdminHook, regex: re.Pattern[str] | None, assign_ids: Sequence[str], warnings: list[str]
+) -> list[str]:
+    """Groups the cluster lists that match ``regex`` and are not in assign() mode, sorted."""
+    listings, list_errors = hook.list_groups()
+    warnings += [f"list groups: {e}" for e in list_errors]
+    taken = set(assign_ids)
+    return sorted(
+        {
+            g.group_id
+            for g in listings
+            if g.group_id not in taken and (regex is None or regex.fullmatch(g.group_id))
+        }
+    )
+
+
+def _read_plans(
+    hook: AdminHook, plan_topic: str, assign_ids: Sequence[str], warnings: list[str]
+) -> dict[str, Any]:
+    """The plans in force of the assign()-mode groups; none (with a warning) if unreadable, so
+    their assignments stay empty and the manifest says why."""
+    if not assign_ids:
+        return {}
+    try:
+        with PlanStore(hook.config, plan_topic, hook.timeout) as store:
+            return store.read(assign_ids)
+    except Exception as exc:
+        warnings.append(f"reading plans from {plan_topic}: {reason(exc)}")
+        return {}
+
+
+def _counts(groups: Sequence[GroupRows], partitions: Sequence[Any], members: Sequence[Any]) -> dict[str, Any]:
+    """The manifest's counts and its list of failed groups."""
+    rows = [g.row for g in groups]
+    failed = [{"group": r["group"], "error": r["error"]} for r in rows if r["error"]]
+    return {
         "counts": {
             "groups": len(rows),
             "subscribe": sum(r["kind"] == "subscribe" for r in rows),
@@ -178,11 +215,7 @@ def take_snapshot(
             "topics": len({t for g in groups for t in g.topics}),
         },
         "failed": failed,
-        "warnings": warnings,
-        "admin_calls": {**dict(sorted(hook.calls.items())), "total": hook.total_calls},
-        "config": redact({k: v for k, v in hook.config.items() if k != "logger"}),
     }
-    return Snapshot(rows, partitions, members, manifest)
 
 
 # -- one group's rows, from what was read (pure) ------------------------------------------------

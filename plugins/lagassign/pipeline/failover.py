@@ -75,13 +75,8 @@ def failover_step(
     ``seen`` is the change the caller observed (for the record); the step checks the group
     again and publishes nothing when the plan in force already matches the live instances.
     """
-    from ..core.plans import normalize_members
-    from ..core.publishing import PublishFacts, decide_publication
-    from ..kafka.admin import AdminHook
-    from ..kafka.applier import Outcome, apply_publication
+    from ..kafka.applier import Outcome
     from ..kafka.plans import PlanStore
-    from ..kafka.snapshot import take_snapshot
-    from ..kafka.status import now_ms, read_status
     from .params import run_dir
 
     parameters = {"group": group, "change": seen.describe() if seen else None, **settings.record()}
@@ -90,18 +85,7 @@ def failover_step(
         spec = declared_group(settings, group)
         with PlanStore(dict(kafka_config), settings.plan_topic, timeout) as topic:
             in_force = topic.read([group]).get(group)
-            liveness = read_status(
-                kafka_config, settings.status_topic, timeout, [group], settings.session_timeout_ms
-            )
-            change = membership_change(
-                group,
-                in_force.members if in_force else None,
-                in_force.version if in_force else None,
-                liveness,
-                now_ms(),
-                pinned=list(spec.instances) if spec else None,
-                announced_since_ms=0,
-            )
+            change = _change_now(kafka_config, group, settings, spec, in_force, timeout)
             if change is None:
                 note = (
                     f"nothing to do: plan v{in_force.version} already matches the live instances"
@@ -113,17 +97,8 @@ def failover_step(
                 store.finish_plan(plan_id, "succeeded")
                 held = in_force.version if in_force else None
                 return Outcome(group, False, note, held, "unchanged").to_dict()
+            snap = _snapshot(kafka_config, group, settings, spec, in_force, timeout)
             folder = run_dir(base, plan_id) / "snapshot"
-            snap = take_snapshot(
-                AdminHook(dict(kafka_config), timeout=timeout),
-                groups_regex=re.escape(group),
-                assign_groups=[spec] if spec else [],
-                auto_offset_reset=settings.auto_offset_reset,
-                plan_topic=settings.plan_topic,
-                status_topic=settings.status_topic,
-                session_timeout_ms=settings.session_timeout_ms,
-                plans={group: in_force} if in_force else {},
-            )
             snap.write(folder)
             snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
             store.set_snapshot(plan_id, str(folder), snapshot_at)
@@ -142,26 +117,83 @@ def failover_step(
             if planned.chosen is None:
                 store.finish_plan(plan_id, "failed", error=planned.reason)
                 return Outcome(group, False, planned.reason, None, "skip").to_dict()
-            result = planned.evaluation.result(planned.chosen)
-            assert result is not None and result.assignment is not None
-            ledger = store.ledger_state([group])[group]
-            facts = PublishFacts.now(
-                group,
-                planned.chosen,
-                normalize_members(result.assignment, group),
-                in_force,
-                ledger,
-                plan_id=plan_id,
-                snapshot_at=snapshot_at,
-                snapshot_version=in_force.version if in_force else None,
-            )
-            outcome = apply_publication(store, topic, plan_id, facts, decide_publication(facts))
+            outcome = _publish(store, topic, plan_id, group, planned, in_force, snapshot_at)
         log(f"group {group}: {planned.reason}; {outcome.reason}")
         store.finish_plan(plan_id, "succeeded")
         return outcome.to_dict()
     except BaseException as exc:
         store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
         raise
+
+
+def _change_now(
+    kafka_config: Mapping[str, Any],
+    group: str,
+    settings: FailoverSettings,
+    spec: Any,
+    in_force: Any,
+    timeout: float,
+) -> MembershipChange | None:
+    """The group's membership change as the status topic shows it now (None: nothing to do)."""
+    from ..kafka.status import now_ms, read_status
+
+    liveness = read_status(kafka_config, settings.status_topic, timeout, [group], settings.session_timeout_ms)
+    return membership_change(
+        group,
+        in_force.members if in_force else None,
+        in_force.version if in_force else None,
+        liveness,
+        now_ms(),
+        pinned=list(spec.instances) if spec else None,
+        announced_since_ms=0,
+    )
+
+
+def _snapshot(
+    kafka_config: Mapping[str, Any],
+    group: str,
+    settings: FailoverSettings,
+    spec: Any,
+    in_force: Any,
+    timeout: float,
+) -> Any:
+    """A snapshot of this one group, with the plan in force already read."""
+    from ..kafka.admin import AdminHook
+    from ..kafka.snapshot import take_snapshot
+
+    return take_snapshot(
+        AdminHook(dict(kafka_config), timeout=timeout),
+        groups_regex=re.escape(group),
+        assign_groups=[spec] if spec else [],
+        auto_offset_reset=settings.auto_offset_reset,
+        plan_topic=settings.plan_topic,
+        status_topic=settings.status_topic,
+        session_timeout_ms=settings.session_timeout_ms,
+        plans={group: in_force} if in_force else {},
+    )
+
+
+def _publish(
+    store: Any, topic: Any, plan_id: int, group: str, planned: Any, in_force: Any, snapshot_at: Any
+) -> Any:
+    """Decide and carry out the publication of the failover plan, through the ledger."""
+    from ..core.plans import normalize_members
+    from ..core.publishing import PublishFacts, decide_publication
+    from ..kafka.applier import apply_publication
+
+    result = planned.evaluation.result(planned.chosen)
+    assert result is not None and result.assignment is not None
+    facts = PublishFacts.now(
+        group,
+        planned.chosen,
+        normalize_members(result.assignment, group),
+        in_force,
+        store.ledger_state([group])[group],
+        plan_id=plan_id,
+        snapshot_at=snapshot_at,
+        snapshot_version=in_force.version if in_force else None,
+    )
+    return apply_publication(store, topic, plan_id, facts, decide_publication(facts))
 
 
 def _decision(group: str, planned: Any) -> GateDecision:

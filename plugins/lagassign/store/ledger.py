@@ -62,101 +62,42 @@ class Ledger(StoreBase):
         with self._engine.begin() as conn:
             self._lock_group(conn, group)
             plan = self._plan_row(conn, plan_id)
-            mine = conn.execute(
-                sa.select(publications_t).where(
-                    publications_t.c.plan_id == plan_id,
-                    publications_t.c.group_name == group,
-                    publications_t.c.state.in_(ACTIVE_STATES),
-                )
-            ).first()
-            if mine is not None:
-                return publication_of(mine)
-            decision = conn.execute(
-                sa.select(decisions_t).where(
-                    decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == group
-                )
-            ).first()
-            if not force and (decision is None or not decision.go):
-                why = "no gate decision is recorded" if decision is None else "the gate said stop"
-                raise StoreError(f"plan {plan_id}, group {group}: {why}; not publishing without force")
-            strategy = strategy or (decision.chosen if decision is not None else None)
-            if not strategy:
-                raise StoreError(f"plan {plan_id}, group {group}: no strategy to publish")
-            if assignment is None:
-                assignment = conn.execute(
-                    sa.select(evaluations_t.c.assignment).where(
-                        evaluations_t.c.plan_id == plan_id,
-                        evaluations_t.c.group_name == group,
-                        evaluations_t.c.strategy == strategy,
-                    )
-                ).scalar()
-                if assignment is None:
-                    raise StoreError(
-                        f"plan {plan_id}, group {group}: no evaluated assignment of {strategy} to publish"
-                    )
+            mine = _active(group).where(publications_t.c.plan_id == plan_id)
+            held = conn.execute(mine).first()
+            if held is not None:
+                return publication_of(held)
+            strategy, assignment = _what_to_publish(conn, plan_id, group, strategy, assignment, force)
             snapshot_at = snapshot_at or plan["snapshot_at"]
             if snapshot_at is None:
                 raise StoreError(f"plan {plan_id}: snapshot time unknown; cannot check it is not stale")
-            newest = conn.execute(
-                sa.select(publications_t.c.version, publications_t.c.snapshot_at, publications_t.c.plan_id)
-                .where(publications_t.c.group_name == group, publications_t.c.state.in_(ACTIVE_STATES))
-                .order_by(publications_t.c.snapshot_at.desc())
-                .limit(1)
-            ).first()
-            if newest is not None and newest.snapshot_at > checked_utc(snapshot_at) and not force:
-                raise StalePlanError(
-                    f"plan {plan_id}, group {group}: snapshot of {_iso(snapshot_at)} is older than that "
-                    f"of version {newest.version} (plan {newest.plan_id}, {_iso(newest.snapshot_at)}); "
-                    "not publishing without force"
-                )
+            if not force:
+                _refuse_if_stale(conn, plan_id, group, snapshot_at)
             if expected_version is not None:
-                rival = conn.execute(
-                    sa.select(publications_t.c.version, publications_t.c.plan_id, publications_t.c.state)
-                    .where(
-                        publications_t.c.group_name == group,
-                        publications_t.c.state.in_(ACTIVE_STATES),
-                        publications_t.c.version > expected_version,
-                    )
-                    .order_by(publications_t.c.version.desc())
-                    .limit(1)
-                ).first()
-                if rival is not None:
-                    doing = "is being published" if rival.state == "pending" else "was published"
-                    raise VersionConflictError(
-                        f"version {rival.version} of group {group} {doing} by plan {rival.plan_id} since "
-                        f"this run saw version {expected_version} in force"
-                    )
-            top = (
-                conn.execute(
-                    sa.select(sa.func.max(publications_t.c.version)).where(
-                        publications_t.c.group_name == group
-                    )
-                ).scalar()
-                or 0
+                _refuse_if_overtaken(conn, group, expected_version)
+            top = conn.execute(
+                sa.select(sa.func.max(publications_t.c.version)).where(publications_t.c.group_name == group)
+            ).scalar()
+            version = max((top or 0) + 1, min_version or 1, (expected_version or 0) + 1)
+            values = dict(
+                plan_id=plan_id,
+                group_name=group,
+                version=version,
+                strategy=strategy,
+                state="pending",
+                forced=bool(force),
+                assignment=dict(assignment),
+                snapshot_at=snapshot_at,
+                created_at=utc_now(),
             )
-            version = max(top + 1, min_version or 1, (expected_version or 0) + 1)
             try:
                 with conn.begin_nested():
-                    inserted = conn.execute(
-                        sa.insert(publications_t).values(
-                            plan_id=plan_id,
-                            group_name=group,
-                            version=version,
-                            strategy=strategy,
-                            state="pending",
-                            forced=bool(force),
-                            assignment=dict(assignment),
-                            snapshot_at=snapshot_at,
-                            created_at=utc_now(),
-                        )
-                    ).inserted_primary_key
-                    assert inserted is not None
-                    new_id = inserted[0]
+                    inserted = conn.execute(sa.insert(publications_t).values(**values)).inserted_primary_key
             except sa.exc.IntegrityError:
                 raise StoreError(
                     f"group {group}: version {version} was recorded concurrently; retry"
                 ) from None
-            row = conn.execute(sa.select(publications_t).where(publications_t.c.id == new_id)).one()
+            assert inserted is not None
+            row = conn.execute(sa.select(publications_t).where(publications_t.c.id == inserted[0])).one()
             return publication_of(row)
 
     def mark_published(
@@ -253,3 +194,71 @@ class Ledger(StoreBase):
 
 def _iso(value: datetime) -> str:
     return checked_utc(value).isoformat(timespec="seconds")
+
+
+def _active(group: str) -> Any:
+    """A query for the group's pending or published publications."""
+    return sa.select(publications_t).where(
+        publications_t.c.group_name == group, publications_t.c.state.in_(ACTIVE_STATES)
+    )
+
+
+def _what_to_publish(
+    conn: Any,
+    plan_id: int,
+    group: str,
+    strategy: str | None,
+    assignment: Mapping[str, Any] | None,
+    force: bool,
+) -> tuple[str, Mapping[str, Any]]:
+    """The strategy and assignment to reserve: as given, else the gate's choice as evaluated.
+    Without ``force`` only a group the gate let through."""
+    decision = conn.execute(
+        sa.select(decisions_t).where(decisions_t.c.plan_id == plan_id, decisions_t.c.group_name == group)
+    ).first()
+    if not force and (decision is None or not decision.go):
+        why = "no gate decision is recorded" if decision is None else "the gate said stop"
+        raise StoreError(f"plan {plan_id}, group {group}: {why}; not publishing without force")
+    strategy = strategy or (decision.chosen if decision is not None else None)
+    if not strategy:
+        raise StoreError(f"plan {plan_id}, group {group}: no strategy to publish")
+    if assignment is None:
+        assignment = conn.execute(
+            sa.select(evaluations_t.c.assignment).where(
+                evaluations_t.c.plan_id == plan_id,
+                evaluations_t.c.group_name == group,
+                evaluations_t.c.strategy == strategy,
+            )
+        ).scalar()
+        if assignment is None:
+            raise StoreError(
+                f"plan {plan_id}, group {group}: no evaluated assignment of {strategy} to publish"
+            )
+    return strategy, assignment
+
+
+def _refuse_if_stale(conn: Any, plan_id: int, group: str, snapshot_at: datetime) -> None:
+    """StalePlanError when a pending or published plan of the group came from a newer snapshot."""
+    newest = conn.execute(_active(group).order_by(publications_t.c.snapshot_at.desc()).limit(1)).first()
+    if newest is not None and newest.snapshot_at > checked_utc(snapshot_at):
+        raise StalePlanError(
+            f"plan {plan_id}, group {group}: snapshot of {_iso(snapshot_at)} is older than that "
+            f"of version {newest.version} (plan {newest.plan_id}, {_iso(newest.snapshot_at)}); "
+            "not publishing without force"
+        )
+
+
+def _refuse_if_overtaken(conn: Any, group: str, expected_version: int) -> None:
+    """VersionConflictError when a version above the one this run saw in force is reserved or out."""
+    rival = conn.execute(
+        _active(group)
+        .where(publications_t.c.version > expected_version)
+        .order_by(publications_t.c.version.desc())
+        .limit(1)
+    ).first()
+    if rival is not None:
+        doing = "is being published" if rival.state == "pending" else "was published"
+        raise VersionConflictError(
+            f"version {rival.version} of group {group} {doing} by plan {rival.plan_id} since "
+            f"this run saw version {expected_version} in force"
+        )

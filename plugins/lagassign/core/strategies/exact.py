@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import GroupSnapshot, TopicPartition
 
@@ -77,109 +78,9 @@ def solve(
     ``time_limit`` seconds. ``start``, a layout that meets the rules, is the first incumbent;
     ``known_bound`` (a valid lower bound) lets the solver stop as soon as it reaches it."""
     import highspy
-    import numpy as np
 
     started = time.perf_counter()
-    lag = group.lag
-    members = group.member_ids
-    index = {mid: i for i, mid in enumerate(members)}
-    tps = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))
-    identical = group.identical_subscriptions
-    symmetric = identical and max_moves is None
-    # Columns: x[p, m] for eligible pairs, then T, then (mixed) y[m, t].
-    cols: list[tuple[int, int]] = []
-    for pi, tp in enumerate(tps):
-        subs = group.subscribers[tp.topic]
-        for mid in subs:
-            mi = index[mid]
-            # Identical members are interchangeable: the i-th heaviest partition may go only to
-            # the first i+1 members, which removes most symmetric copies of every answer.
-            if symmetric and mi > pi:
-                continue
-            cols.append((pi, mi))
-    n_x = len(cols)
-    t_col = n_x
-    y_cols: dict[tuple[int, str], int] = {}
-    if not identical:
-        for m in group.members:
-            for t in sorted(m.topics):
-                y_cols[(index[m.id], t)] = n_x + 1 + len(y_cols)
-    n_cols = n_x + 1 + len(y_cols)
-    total = sum(lag.values())
-    big = max(1, len(tps))
-
-    rows_lo: list[float] = []
-    rows_hi: list[float] = []
-    starts: list[int] = [0]
-    idx: list[int] = []
-    val: list[float] = []
-
-    def row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-        for c, v in entries:
-            idx.append(c)
-            val.append(v)
-        starts.append(len(idx))
-        rows_lo.append(lo)
-        rows_hi.append(hi)
-
-    by_part: list[list[int]] = [[] for _ in tps]
-    by_member: list[list[int]] = [[] for _ in members]
-    for c, (pi, mi) in enumerate(cols):
-        by_part[pi].append(c)
-        by_member[mi].append(c)
-    for cs in by_part:  # every partition exactly once
-        row([(c, 1.0) for c in cs], 1.0, 1.0)
-    for cs in by_member:  # load <= T
-        row([*((c, float(lag[tps[cols[c][0]]])) for c in cs), (t_col, -1.0)], -math.inf, 0.0)
-    inf = highspy.kHighsInf
-    if identical:
-        low, high = count_range(group, count_slack)
-        for cs in by_member:
-            row([(c, 1.0) for c in cs], float(low), float(high))
-    else:
-        topic_of = [tp.topic for tp in tps]
-        for (mi, t), yc in y_cols.items():
-            held = [c for c in by_member[mi] if topic_of[cols[c][0]] == t]
-            if not held:
-                continue
-            # y >= x for each partition of t held: sum(x) - |t| * y <= 0
-            row([*((c, 1.0) for c in held), (yc, -float(len(held)))], -inf, 0.0)
-            # y = 1 -> count(s) >= count(m) - 1 for every other subscriber s of t:
-            # count(m) - count(s) + big * y <= big + 1
-            for sid in group.subscribers[t]:
-                si = index[sid]
-                if si == mi:
-                    continue
-                diff = [*((c, 1.0) for c in by_member[mi]), *((c, -1.0) for c in by_member[si])]
-                row([*diff, (yc, float(big))], -inf, float(big + 1))
-    if max_moves is not None:
-        owner = group.owner
-        kept = [c for c, (pi, mi) in enumerate(cols) if owner.get(tps[pi]) == members[mi]]
-        owned_assignable = sum(1 for tp in owner if tp in lag and tp.topic in group.subscribers)
-        gone = len(owner) - owned_assignable  # owned partitions nobody may hold any more
-        # moves = gone + owned_assignable - sum(kept x) <= max_moves
-        row([(c, 1.0) for c in kept], float(gone + owned_assignable - max_moves), inf)
-
-    lp = highspy.HighsLp()
-    lp.num_col_ = n_cols
-    lp.num_row_ = len(rows_lo)
-    lp.col_cost_ = np.array([0.0] * n_x + [1.0] + [0.0] * len(y_cols))
-    lp.col_lower_ = np.array([0.0] * n_x + [float(max(known_bound, 0))] + [0.0] * len(y_cols))
-    lp.col_upper_ = np.array([1.0] * n_x + [float(total)] + [1.0] * len(y_cols))
-    lp.row_lower_ = np.array(rows_lo)
-    lp.row_upper_ = np.array(rows_hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(idx, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(val)
-    lp.a_matrix_.num_col_ = n_cols
-    lp.a_matrix_.num_row_ = len(rows_lo)
-    lp.integrality_ = (
-        [highspy.HighsVarType.kInteger] * n_x
-        + [highspy.HighsVarType.kContinuous]
-        + [highspy.HighsVarType.kInteger] * len(y_cols)
-    )
-
+    model = _Model.of(group, count_slack, max_moves)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
@@ -187,12 +88,12 @@ def solve(
     h.setOptionValue("time_limit", max(0.01, float(time_limit)))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 0.999)
-    h.passModel(lp)
+    h.passModel(model.highs_lp(known_bound))
     if start is not None:
-        if symmetric:
-            start = _relabel(start, tps, members)
+        if model.symmetric:
+            start = _relabel(start, model.tps, model.members)
         sol = highspy.HighsSolution()
-        sol.col_value = _start_vector(start, cols, tps, members, index, n_cols, t_col, y_cols, lag)
+        sol.col_value = model.start_vector(start)
         sol.value_valid = True
         h.setSolution(sol)
     h.run()
@@ -207,17 +108,157 @@ def solve(
     layout: Layout | None = None
     max_lag = None
     if info.primal_solution_status == 2 or h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-        x = h.getSolution().col_value
-        layout = {mid: [] for mid in members}
-        for c, (pi, mi) in enumerate(cols):
-            if x[c] > 0.5:
-                layout[members[mi]].append(tps[pi])
-        if sum(len(v) for v in layout.values()) == len(tps):
-            max_lag = max(sum(lag[tp] for tp in v) for v in layout.values())
-        else:  # should not happen; never trust a broken answer
-            layout = None
+        layout = model.layout(h.getSolution().col_value)
+        if layout is not None:
+            max_lag = max(sum(group.lag[tp] for tp in v) for v in layout.values())
     optimal = max_lag is not None and max_lag <= bound
     return ExactResult(layout, max_lag, bound, optimal, time.perf_counter() - started, status)
+
+
+@dataclass
+class _Model:
+    """The mixed-integer model as plain lists: columns x[p, m] for eligible (partition, member)
+    pairs, then T (the max lag, minimised), then (mixed subscriptions) y[m, t] for "member m
+    holds a partition of topic t"; rows in compressed row form."""
+
+    group: GroupSnapshot
+    tps: list[TopicPartition]  # heaviest first
+    members: list[str]
+    index: dict[str, int]
+    cols: list[tuple[int, int]]  # (partition index, member index) of each x column
+    y_cols: dict[tuple[int, str], int]
+    symmetric: bool
+    lo: list[float] = field(default_factory=list)
+    hi: list[float] = field(default_factory=list)
+    starts: list[int] = field(default_factory=lambda: [0])
+    idx: list[int] = field(default_factory=list)
+    val: list[float] = field(default_factory=list)
+
+    @property
+    def t_col(self) -> int:
+        return len(self.cols)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.cols) + 1 + len(self.y_cols)
+
+    @classmethod
+    def of(cls, group: GroupSnapshot, count_slack: int, max_moves: int | None) -> _Model:
+        lag = group.lag
+        members = group.member_ids
+        index = {mid: i for i, mid in enumerate(members)}
+        tps = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))
+        identical = group.identical_subscriptions
+        symmetric = identical and max_moves is None
+        cols = [
+            (pi, index[mid])
+            for pi, tp in enumerate(tps)
+            for mid in group.subscribers[tp.topic]
+            # Identical members are interchangeable: the i-th heaviest partition may go only to
+            # the first i+1 members, which removes most symmetric copies of every answer.
+            if not (symmetric and index[mid] > pi)
+        ]
+        y_cols: dict[tuple[int, str], int] = {}
+        if not identical:
+            for m in group.members:
+                for t in sorted(m.topics):
+                    y_cols[(index[m.id], t)] = len(cols) + 1 + len(y_cols)
+        model = cls(group, tps, members, index, cols, y_cols, symmetric)
+        model._add_rows(count_slack, max_moves)
+        return model
+
+    def _row(self, entries: list[tuple[int, float]], lo: float, hi: float) -> None:
+        for c, v in entries:
+            self.idx.append(c)
+            self.val.append(v)
+        self.starts.append(len(self.idx))
+        self.lo.append(lo)
+        self.hi.append(hi)
+
+    def _add_rows(self, count_slack: int, max_moves: int | None) -> None:
+        group, tps, cols, lag = self.group, self.tps, self.cols, self.group.lag
+        inf = math.inf
+        by_part: list[list[int]] = [[] for _ in tps]
+        by_member: list[list[int]] = [[] for _ in self.members]
+        for c, (pi, mi) in enumerate(cols):
+            by_part[pi].append(c)
+            by_member[mi].append(c)
+        for cs in by_part:  # every partition exactly once
+            self._row([(c, 1.0) for c in cs], 1.0, 1.0)
+        for cs in by_member:  # load <= T
+            self._row([*((c, float(lag[tps[cols[c][0]]])) for c in cs), (self.t_col, -1.0)], -inf, 0.0)
+        if not self.y_cols:
+            low, high = count_range(group, count_slack)
+            for cs in by_member:
+                self._row([(c, 1.0) for c in cs], float(low), float(high))
+        else:
+            big = max(1, len(tps))
+            for (mi, t), yc in self.y_cols.items():
+                held = [c for c in by_member[mi] if tps[cols[c][0]].topic == t]
+                if not held:
+                    continue
+                # y >= x for each partition of t held: sum(x) - |t| * y <= 0
+                self._row([*((c, 1.0) for c in held), (yc, -float(len(held)))], -inf, 0.0)
+                # y = 1 -> count(s) >= count(m) - 1 for every other subscriber s of t:
+                # count(m) - count(s) + big * y <= big + 1
+                for sid in group.subscribers[t]:
+                    si = self.index[sid]
+                    if si != mi:
+                        diff = [*((c, 1.0) for c in by_member[mi]), *((c, -1.0) for c in by_member[si])]
+                        self._row([*diff, (yc, float(big))], -inf, float(big + 1))
+        if max_moves is not None:
+            owner = group.owner
+            kept = [c for c, (pi, mi) in enumerate(cols) if owner.get(tps[pi]) == self.members[mi]]
+            owned_assignable = sum(1 for tp in owner if tp in lag and tp.topic in group.subscribers)
+            gone = len(owner) - owned_assignable  # owned partitions nobody may hold any more
+            # moves = gone + owned_assignable - sum(kept x) <= max_moves
+            self._row([(c, 1.0) for c in kept], float(gone + owned_assignable - max_moves), inf)
+
+    def highs_lp(self, known_bound: int) -> Any:
+        """The model as a ``highspy.HighsLp``; T starts at ``known_bound``."""
+        import highspy
+        import numpy as np
+
+        n_x, n_y = len(self.cols), len(self.y_cols)
+        total = sum(self.group.lag.values())
+        lp = highspy.HighsLp()
+        lp.num_col_ = self.n_cols
+        lp.num_row_ = len(self.lo)
+        lp.col_cost_ = np.array([0.0] * n_x + [1.0] + [0.0] * n_y)
+        lp.col_lower_ = np.array([0.0] * n_x + [float(max(known_bound, 0))] + [0.0] * n_y)
+        lp.col_upper_ = np.array([1.0] * n_x + [float(total)] + [1.0] * n_y)
+        lp.row_lower_ = np.array([-highspy.kHighsInf if v == -math.inf else v for v in self.lo])
+        lp.row_upper_ = np.array([highspy.kHighsInf if v == math.inf else v for v in self.hi])
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.array(self.starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(self.idx, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(self.val)
+        lp.a_matrix_.num_col_ = self.n_cols
+        lp.a_matrix_.num_row_ = len(self.lo)
+        integer, continuous = highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous
+        lp.integrality_ = [integer] * n_x + [continuous] + [integer] * n_y
+        return lp
+
+    def start_vector(self, start: Layout) -> list[float]:
+        """Column values of a layout, for the solver's first incumbent."""
+        where = {tp: self.index[mid] for mid, held in start.items() for tp in held}
+        vec = [0.0] * self.n_cols
+        for c, (pi, mi) in enumerate(self.cols):
+            if where.get(self.tps[pi]) == mi:
+                vec[c] = 1.0
+        vec[self.t_col] = float(max(sum(self.group.lag[tp] for tp in held) for held in start.values()))
+        for (mi, t), yc in self.y_cols.items():
+            if any(tp.topic == t for tp in start[self.members[mi]]):
+                vec[yc] = 1.0
+        return vec
+
+    def layout(self, x: Any) -> Layout | None:
+        """The layout of a solution; None if it misses a partition (never trust a broken answer)."""
+        layout: Layout = {mid: [] for mid in self.members}
+        for c, (pi, mi) in enumerate(self.cols):
+            if x[c] > 0.5:
+                layout[self.members[mi]].append(self.tps[pi])
+        return layout if sum(len(v) for v in layout.values()) == len(self.tps) else None
 
 
 def _relabel(start: Layout, tps: list[TopicPartition], members: list[str]) -> Layout:
@@ -231,16 +272,3 @@ def _relabel(start: Layout, tps: list[TopicPartition], members: list[str]) -> La
             order.append(mid)
     order += [mid for mid in members if mid not in order]
     return {new: list(start[old]) for new, old in zip(members, order, strict=True)}
-
-
-def _start_vector(start, cols, tps, members, index, n_cols, t_col, y_cols, lag) -> list[float]:
-    where = {tp: index[mid] for mid, held in start.items() for tp in held}
-    vec = [0.0] * n_cols
-    for c, (pi, mi) in enumerate(cols):
-        if where.get(tps[pi]) == mi:
-            vec[c] = 1.0
-    vec[t_col] = float(max(sum(lag[tp] for tp in held) for held in start.values()))
-    for (mi, t), yc in y_cols.items():
-        if any(tp.topic == t for tp in start[members[mi]]):
-            vec[yc] = 1.0
-    return vec
