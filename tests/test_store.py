@@ -433,6 +433,26 @@ def test_a_plan_from_an_older_snapshot_is_refused_unless_forced(store: AuditStor
     assert store.mark_publication_pending(same, "orders")["version"] == 3  # same snapshot is not older
 
 
+def test_a_planner_overtaken_between_deciding_and_reserving_records_why_and_does_not_fail(
+    store: AuditStore,
+) -> None:
+    """Two racing planners both decided "publish" from version 0; the one with the newer snapshot
+    reserved first. The other's reservation is refused as stale: recorded, no exception."""
+    from lagassign.core.publishing import PUBLISH, Publication, PublishFacts
+    from lagassign.kafka.applier import apply_publication
+
+    new, _ = _planned(store, snapshot_at=T0 + timedelta(seconds=1))
+    old, _ = _planned(store, snapshot_at=T0)
+    store.mark_publication_pending(new, "orders")
+    members = {"C0": [["t", 0]], "C1": [["t", 1], ["t", 2], ["t", 3]]}
+    facts = PublishFacts("orders", "lag-optimal", members, plan_id=old, snapshot_at=T0)
+    # The topic is never reached: the reservation refuses first (a real PlanStore would need a broker).
+    outcome = apply_publication(store, object(), old, facts, Publication(PUBLISH, "go", 1))
+    assert (outcome.published, outcome.action) == (False, "refuse")
+    assert "older than that of version 1" in outcome.reason
+    assert [p["version"] for p in store.pending_publications()] == [1]
+
+
 def test_a_failed_publication_does_not_block_and_versions_only_grow(store: AuditStore) -> None:
     new, _ = _planned(store, snapshot_at=T0 + timedelta(hours=1))
     old, _ = _planned(store, snapshot_at=T0)

@@ -48,7 +48,7 @@ def apply_publication(
     force: bool = False,
 ) -> Outcome:
     """Carry out ``decision`` for ``facts.group`` and record the outcome in the audit trail."""
-    from ..store import VersionConflictError
+    from ..store import StalePlanError, VersionConflictError
 
     group = facts.group
     if not decision.writes:
@@ -66,7 +66,9 @@ def apply_publication(
             min_version=decision.version,
             expected_version=facts.in_force_version or 0,
         )
-    except VersionConflictError as exc:
+    except (VersionConflictError, StalePlanError) as exc:
+        # Another run reserved a version since this run decided: newer in force, or from a
+        # newer snapshot. The reservation repeats the checks atomically; losing is no failure.
         return _record(ledger, plan_id, Outcome(group, False, f"skipped: {exc}", None, "refuse"))
     plan = Plan(
         plan_id=str(plan_id),
