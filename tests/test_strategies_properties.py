@@ -31,6 +31,7 @@ GUARANTEE = {
     "lag": "per-topic",
     "lag-aware": "kafka",
     "lag-optimal": "kafka",
+    "drain-optimal": "kafka",  # these groups state no capacities: drain-optimal is lag-optimal there
     "current": "as-owned",
 }
 ALL = strategy_names()

@@ -36,6 +36,13 @@ def register(subparsers: Any) -> None:
     )
     add_lag_optimal_options(p)
     p.add_argument(
+        "--max-catch-up",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="groups whose members state capacities also go on when their slowest member needs "
+        "longer than this to catch up (default: off)",
+    )
+    p.add_argument(
         "--auto-offset-reset",
         choices=RESET_POLICIES,
         default="latest",
@@ -146,6 +153,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             "min_improvement": args.min_improvement,
             "max_moves": args.max_moves,
             "exact_budget": args.exact_budget,
+            "max_catch_up_s": args.max_catch_up,
             "apply": args.apply,
             "dry_run": args.dry_run,
             "force": args.force,

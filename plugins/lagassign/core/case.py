@@ -7,6 +7,7 @@ so the CLI can print it as one line.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,19 +57,20 @@ def _partition_state(entry: Any, index: int, reset: str) -> PartitionState:
     tp = _topic_partition(entry.get("topic"), entry.get("partition"), f"partition #{index}")
     where = f"partition {tp}"
     begin, end, committed = (_offset(entry, k, where) for k in ("begin", "end", "committed"))
+    rate = _per_second(entry, "rate", where)
     given = entry.get("lag")
     if given is not None and (not _is_int(given) or given < 0):
         raise CaseError(f"{where}: 'lag' must be a non-negative integer, got {given!r}")
     if end is None:
         if given is None:
             raise CaseError(f"{where}: needs 'lag' or an 'end' offset")
-        return PartitionState(tp, given, begin, end, committed)
+        return PartitionState(tp, given, begin, end, committed, rate)
     if begin is not None and begin > end:
         raise CaseError(f"{where}: begin offset {begin} is beyond end offset {end}")
     computed = partition_lag(end, committed, begin, reset)
     if given is not None and given != computed:
         raise CaseError(f"{where}: 'lag' {given} disagrees with its offsets, which give {computed}")
-    return PartitionState(tp, computed, begin, end, committed)
+    return PartitionState(tp, computed, begin, end, committed, rate)
 
 
 def _member(entry: Any, index: int) -> Member:
@@ -96,7 +98,26 @@ def _member(entry: Any, index: int) -> Member:
     instance_id = entry.get("instance_id")
     if instance_id is not None and not isinstance(instance_id, str):
         raise CaseError(f"member {mid}: 'instance_id' must be a string or null")
-    return Member(mid, frozenset(topics), tuple(sorted(set(owned))), rack, instance_id)
+    capacity = _per_second(entry, "capacity", f"member {mid}")
+    return Member(mid, frozenset(topics), tuple(sorted(set(owned))), rack, instance_id, capacity)
+
+
+def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
+    """An optional messages-per-second figure: a finite number >= 0 (capacity: > 0)."""
+    value = entry.get(key)
+    if value is None:
+        return None
+    low_ok = value > 0 if key == "capacity" and isinstance(value, int | float) else True
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or not low_ok
+    ):
+        kind = "a positive" if key == "capacity" else "a non-negative"
+        raise CaseError(f"{where}: {key!r} must be {kind} number of messages per second, got {value!r}")
+    return float(value)
 
 
 def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:

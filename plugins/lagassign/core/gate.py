@@ -19,6 +19,13 @@ cover only what is consumed and cannot be compared; the lag of the rest grows wi
 bound. Such a group goes on whenever a complete candidate exists, whatever the imbalance
 and improvement (``max_moves`` and ``strategies`` still apply).
 
+Planning in time: when the group's metrics carry catch-up times (every member states its
+capacity, see ``catchup``), the group also goes on when its slowest member needs longer than
+``max_catch_up_s`` to catch up (when set), candidates are ranked by catch-up time first, and the
+improvement is measured in time ("max catch-up 2 h 10 min → 18 min"). When one partition alone
+needs longer than ``max_catch_up_s`` whoever reads it, the reason names it: no plan can meet
+the target.
+
 A missing or refused ``current`` result means there is no baseline: the group stops.
 
 Every outcome carries one human line in ``reason``, so that the audit trail says why a
@@ -32,8 +39,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from .catchup import duration_text
 from .errors import LagassignError
-from .results import GroupEvaluation, Metrics, ResultShapeError, StrategyResult, best_of
+from .results import GroupEvaluation, Metrics, ResultShapeError, StrategyResult, best_of, catch_up_of
 
 DEFAULT_THRESHOLD = 1.10
 DEFAULT_MIN_IMPROVEMENT = 0.05
@@ -92,8 +100,13 @@ def validate_parameters(
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
     max_moves: int | None = None,
     strategies: Iterable[str] | None = None,
+    max_catch_up_s: float | None = None,
 ) -> tuple[float, float, int | None, frozenset[str] | None]:
     """Check the gate's parameters once (a bad trigger form must fail before any work)."""
+    if max_catch_up_s is not None and (not _is_number(max_catch_up_s) or max_catch_up_s <= 0):
+        raise GateConfigError(
+            f"max_catch_up_s must be a number of seconds > 0 or unset, got {max_catch_up_s!r}"
+        )
     if not _is_number(threshold) or not threshold >= 1.0:
         raise GateConfigError(f"threshold must be a number ≥ 1.0 (max/mean member lag), got {threshold!r}")
     if not _is_number(min_improvement) or not 0.0 <= min_improvement < 1.0:
@@ -120,10 +133,11 @@ def decide(
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
     max_moves: int | None = None,
     strategies: Iterable[str] | None = None,
+    max_catch_up_s: float | None = None,
 ) -> GateDecision:
     """The gate's decision for one group's evaluation (``evaluate_group``'s output)."""
     threshold, min_improvement, max_moves, allowed = validate_parameters(
-        threshold, min_improvement, max_moves, strategies
+        threshold, min_improvement, max_moves, strategies, max_catch_up_s
     )
     try:
         ev = GroupEvaluation.of(evaluation)
@@ -173,6 +187,8 @@ def decide(
             f"with max lag {_int(best_max)} and {_n(moves, 'move')}"
         )
         return GateDecision(group, True, reason, chosen=name, **measured)
+    if "max_catch_up_s" in cur:
+        return _decide_in_time(group, cur, best, results, complete, allowed, measured, max_catch_up_s)
     if not cur_imb > threshold:
         reason = f"current imbalance {_ratio(cur_imb)} ≤ threshold {_ratio(threshold)}"
         return GateDecision(group, False, reason, **measured)
@@ -194,18 +210,68 @@ def decide(
     return GateDecision(group, True, reason, chosen=name, **measured)
 
 
+def _decide_in_time(
+    group: str,
+    cur: Metrics,
+    best: StrategyResult | None,
+    results: list[StrategyResult],
+    complete: list[StrategyResult],
+    allowed: frozenset[str] | None,
+    measured: dict[str, Any],
+    target: float | None,
+) -> GateDecision:
+    """The decision for a group planned in time: catch-up seconds instead of lag."""
+    threshold = measured["threshold"]
+    cur_time = catch_up_of(cur)
+    slow, slow_s = cur.get("slowest_partition"), cur.get("slowest_partition_s")
+    slow_s = None if slow_s is None else float(slow_s)
+    alone = ""
+    if target is not None and slow is not None and (slow_s is None or slow_s > target):
+        alone = (
+            f"; partition {slow} alone needs {duration_text(slow_s)} whoever reads it, "
+            f"so no plan meets the target {duration_text(target)}"
+        )
+    late = target is not None and cur_time > target
+    if not late and not float(cur["imbalance"]) > threshold:
+        why = f"current max catch-up {duration_text(cur_time)}"
+        why += f" ≤ target {duration_text(target)}" if target is not None else ""
+        reason = f"{why} and imbalance {_ratio(float(cur['imbalance']))} ≤ threshold {_ratio(threshold)}"
+        return GateDecision(group, False, reason + alone, **measured)
+    if best is None:
+        reason = _no_candidate_reason(results, complete, allowed, measured["max_moves"])
+        return GateDecision(group, False, reason + alone, **measured)
+    name, bm = best.strategy, _metrics(best)
+    best_time, moves = catch_up_of(bm), int(bm["moves"])
+    change = f"max catch-up {duration_text(cur_time)} → {duration_text(best_time)}"
+    if not best_time < cur_time:
+        reason = f"no candidate catches up sooner than {duration_text(cur_time)} (best: {name}, {change})"
+        return GateDecision(group, False, reason + alone, **measured)
+    gain = 1.0 if cur_time == math.inf else (cur_time - best_time) / cur_time
+    measured = {**measured, "improvement": gain}  # in time, as the reason says
+    shown, minimum = _pct(gain, measured["min_improvement"])
+    if gain + _EPSILON < measured["min_improvement"]:
+        reason = (
+            f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}, "
+            f"below the minimum improvement {minimum}"
+        )
+        return GateDecision(group, False, reason + alone, **measured)
+    reason = f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}"
+    return GateDecision(group, True, reason + alone, chosen=name, **measured)
+
+
 def decide_all(
     evaluations: Iterable[GroupEvaluation | Mapping[str, Any]],
     threshold: float = DEFAULT_THRESHOLD,
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
     max_moves: int | None = None,
     strategies: Iterable[str] | None = None,
+    max_catch_up_s: float | None = None,
 ) -> list[GateDecision]:
     """``decide`` for every group, parameters validated once, in the evaluations' order."""
     threshold, min_improvement, max_moves, allowed = validate_parameters(
-        threshold, min_improvement, max_moves, strategies
+        threshold, min_improvement, max_moves, strategies, max_catch_up_s
     )
-    return [decide(e, threshold, min_improvement, max_moves, allowed) for e in evaluations]
+    return [decide(e, threshold, min_improvement, max_moves, allowed, max_catch_up_s) for e in evaluations]
 
 
 def _metrics(result: StrategyResult) -> Metrics:

@@ -30,6 +30,7 @@ class PartitionState:
     begin: int | None = None
     end: int | None = None
     committed: int | None = None
+    rate: float | None = None  # messages produced per second (inflow), when known
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Member:
     owned: tuple[TopicPartition, ...] = ()
     rack: str | None = None
     instance_id: str | None = None
+    capacity: float | None = None  # messages per second it can process, when known
 
 
 @dataclass(frozen=True)

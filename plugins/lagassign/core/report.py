@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .catchup import duration_text
+
 
 def _fmt_int(value: int) -> str:
     return f"{value:,}"
@@ -29,11 +31,16 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
         f"lower bound on max member lag {_fmt_int(bound)}, {_fmt_int(balanced)} for count-balanced plans"
     )
     bound = balanced
+    timed = any("max_catch_up_s" in m for m in measured)
+    if timed:
+        floor = max((m.get("lower_bound_catch_up_s") or 0 for m in measured), default=0)
+        head += f"; catch-up no sooner than {duration_text(floor)}"
     cols = (
         "strategy",
         "max lag",
         "vs bound",
         "optimal",
+        *(("catch-up",) if timed else ()),
         "imbalance",
         "lag spread",
         "count spread",
@@ -53,6 +60,7 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
                 _fmt_int(m["max_lag"]),
                 ratio,
                 "yes" if m.get("optimal") else "",
+                *((duration_text(m.get("max_catch_up_s")),) if timed else ()),
                 f"{m['imbalance']:.4f}",
                 _fmt_int(m["lag_spread"]),
                 str(m["count_spread"]),

@@ -15,6 +15,7 @@ assignment in force, nothing should move.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -38,6 +39,15 @@ class Metrics(TypedDict, total=False):
     lower_bound_max_lag: int
     balanced_lower_bound_max_lag: int
     optimal: bool
+    # planning in time (``catchup.catch_up_metrics``), only when every member has a capacity;
+    # None stands for never
+    catch_up_s: dict[str, float | None]
+    max_catch_up_s: float | None
+    lower_bound_catch_up_s: float | None
+    never_catch_up: list[str]
+    catch_up_optimal: bool
+    slowest_partition: str | None
+    slowest_partition_s: float | None
 
 
 class ResultShapeError(LagassignError):
@@ -156,9 +166,27 @@ class GroupEvaluation:
 
 
 def rank(result: StrategyResult, order: int) -> tuple[Any, ...]:
-    """The order of "better": lower max lag, fewer moves, smaller spreads, earlier."""
+    """The order of "better": in a group planned in time (its metrics have ``max_catch_up_s``),
+    the sooner the slowest member catches up (never is last); then lower max lag, fewer moves,
+    smaller spreads, earlier."""
     m = result.metrics or {}
-    return (m.get("max_lag"), m.get("moves"), m.get("lag_spread", 0), m.get("count_spread", 0), order)
+    return (
+        catch_up_of(m),
+        m.get("max_lag"),
+        m.get("moves"),
+        m.get("lag_spread", 0),
+        m.get("count_spread", 0),
+        order,
+    )
+
+
+def catch_up_of(metrics: Mapping[str, Any]) -> float:
+    """The largest catch-up seconds of these metrics: infinite for never (None), 0 when the
+    group is not planned in time (no ``max_catch_up_s`` at all)."""
+    if "max_catch_up_s" not in metrics:
+        return 0.0
+    value = metrics["max_catch_up_s"]
+    return math.inf if value is None else float(value)
 
 
 def best_of(

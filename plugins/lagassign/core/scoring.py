@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
+from .catchup import catch_up_metrics
 from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
 
@@ -233,7 +234,7 @@ def score(
         or max_lag <= lower
         or (max_lag <= balanced and meets_count_guarantee(group, assignment.members))
     )
-    return {
+    metrics: Metrics = {
         "lag": member_lag,
         "count": member_count,
         "max_lag": max_lag,
@@ -246,3 +247,5 @@ def score(
         "balanced_lower_bound_max_lag": balanced,
         "optimal": optimal,
     }
+    metrics.update(catch_up_metrics(group, assignment.members))  # type: ignore[typeddict-item]
+    return metrics

@@ -32,6 +32,7 @@ class PlanParams:
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT
     max_moves: int | None = None
     exact_budget: float | None = None
+    max_catch_up_s: float | None = None
     apply: bool = False
     dry_run: bool = False
     force: bool = False
@@ -77,7 +78,9 @@ class PlanParams:
             unknown = [s for s in self.strategies if s not in strategy_names()]
             if unknown:
                 raise ParamsError(f"unknown strategy {unknown[0]!r}; known: {', '.join(strategy_names())}")
-        validate_parameters(self.threshold, self.min_improvement, self.max_moves, self.strategies)
+        validate_parameters(
+            self.threshold, self.min_improvement, self.max_moves, self.strategies, self.max_catch_up_s
+        )
         budget = self.exact_budget
         if budget is not None and (
             not isinstance(budget, int | float) or isinstance(budget, bool) or budget < 0

@@ -133,6 +133,7 @@ def gate_step(
         params.min_improvement,
         params.max_moves,
         params.strategies and [*params.strategies],
+        params.max_catch_up_s,
     )
     store.record_decisions(plan_id, decisions)
     for d in decisions:

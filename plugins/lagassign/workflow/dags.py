@@ -69,6 +69,14 @@ def rebalance_params() -> dict[str, Param]:
             title="Max moves",
             description="Most partitions a plan may move (empty: no limit).",
         ),
+        "max_catch_up_s": Param(
+            None,
+            type=["null", "number"],
+            exclusiveMinimum=0,
+            title="Max catch-up (s)",
+            description="Groups whose members state capacities also go on when their slowest "
+            "member needs longer than this many seconds to catch up (empty: off).",
+        ),
         "exact_budget": Param(
             None,
             type=["null", "number"],

@@ -11,6 +11,7 @@ from .base import Strategy
 from .constrained_sticky import ConstrainedStickyStrategy
 from .cooperative_sticky import CooperativeStickyStrategy
 from .current import CurrentStrategy
+from .drain_optimal import DrainOptimalStrategy
 from .fair import FairStrategy
 from .lag import LagStrategy
 from .lag_aware import LagAwareStrategy
@@ -30,6 +31,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     LagStrategy,
     LagAwareStrategy,
     LagOptimalStrategy,
+    DrainOptimalStrategy,
     CurrentStrategy,
 )
 REGISTRY: dict[str, type[Strategy]] = {cls.name: cls for cls in STRATEGIES}

@@ -15,20 +15,32 @@ def example(
     subscriptions: Mapping[str, Iterable[str]],
     lags: Mapping[str, Sequence[int]],
     owned: Mapping[str, Iterable[str]] | None = None,
+    rates: Mapping[str, Sequence[float]] | None = None,
+    capacities: Mapping[str, float] | None = None,
 ) -> GroupSnapshot:
-    """A group: member id -> topics, topic -> the lag of each partition, member id -> "t0-1"s."""
+    """A group: member id -> topics, topic -> the lag of each partition, member id -> "t0-1"s;
+    optionally topic -> inflow of each partition and member id -> capacity (messages/s)."""
     owned = owned or {}
+    rates = rates or {}
+    capacities = capacities or {}
 
     def parse(name: str) -> TopicPartition:
         topic, _, number = name.rpartition("-")
         return TopicPartition(topic, int(number))
 
     members = tuple(
-        Member(mid, frozenset(topics), tuple(sorted(parse(n) for n in owned.get(mid, ()))))
+        Member(
+            mid,
+            frozenset(topics),
+            tuple(sorted(parse(n) for n in owned.get(mid, ()))),
+            capacity=capacities.get(mid),
+        )
         for mid, topics in sorted(subscriptions.items())
     )
     partitions = {
-        TopicPartition(t, p): PartitionState(TopicPartition(t, p), lag)
+        TopicPartition(t, p): PartitionState(
+            TopicPartition(t, p), lag, rate=rates[t][p] if t in rates else None
+        )
         for t, per_partition in lags.items()
         for p, lag in enumerate(per_partition)
     }

@@ -225,6 +225,16 @@ class LagOptimalStrategy(Strategy):
             yield "lag", lag_layout, False
 
     def assign(self, group: GroupSnapshot) -> Assignment:
+        """The plan, computed once per group and options (drain-optimal asks for it again on
+        groups it cannot plan in time); each caller gets its own lists."""
+        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget)
+        if key not in group.memo:
+            group.memo[key] = self._plan(group)
+        plan = group.memo[key]
+        members = {mid: list(tps) for mid, tps in plan.members.items()}
+        return CertifiedAssignment(self.name, members, None, list(plan.notes), plan.proven_optimal)
+
+    def _plan(self, group: GroupSnapshot) -> CertifiedAssignment:
         tie = _tie_key(group.group)
         # count_slack relaxes counts only where all members share one subscription; mixed
         # groups keep Kafka's balance condition whatever it says.

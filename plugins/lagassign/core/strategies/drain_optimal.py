@@ -1,0 +1,364 @@
+"""drain-optimal: the smallest possible largest catch-up time, counts in proportion to capacity.
+
+Spec: lagassign's own (planning in time; ``core/catchup.py`` defines catch-up time and its
+bound). Lag-based assignors balance messages; a member that reads partitions with inflow, or
+that is slower, needs less lag to finish at the same time. With every capacity equal and every
+inflow zero, catch-up time is lag over one constant, and this strategy *is* ``lag-optimal``
+(the same plan, delegated); so it is, too, for groups without capacities.
+
+Otherwise, with capacities c_m (messages per second) and inflows r_p:
+1. Count rules: with one shared subscription, member m holds floor(q_m) or ceil(q_m)
+   partitions, q_m = P * c_m / sum(c): a twice as fast member reads twice as many. With mixed
+   subscriptions counts are free (only subscriptions bind).
+2. Seeds: a greedy pass (heaviest partition first, to the eligible member whose catch-up time
+   stays smallest) and, when members own partitions, a sticky one (owned partitions stay, up to
+   each member's count); both then fill members below their count.
+3. Local search: the slowest member moves a partition to, or swaps one with, another member
+   wherever both then finish strictly sooner than it did; then partitions go back to their
+   owner wherever that costs nothing in the largest time. ``max_moves`` caps the partitions
+   that leave their owner.
+4. The best seed wins: smallest largest time, then fewest moves. Members that can never catch
+   up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
+
+Example: four partitions of 600 messages, no inflow; C1 is three times as fast as C0.
+lag-optimal splits them two and two: C0 needs 1,200 / 10 = 120 s. drain-optimal gives C0 one
+partition and C1 three: both finish after 60 s, the bound (2,400 messages / 40 per second)::
+
+    >>> from lagassign.core.strategies.examples import example, show
+    >>> g = example({"C0": ["t"], "C1": ["t"]}, {"t": [600] * 4}, capacities={"C0": 10, "C1": 30})
+    >>> show(DrainOptimalStrategy().assign(g))
+    C0: t-2
+    C1: t-0 t-1 t-3
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..catchup import capacity, inflow, timed
+from ..errors import StrategyOptionError, StrategyRefusedError
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from .base import CertifiedAssignment, Strategy, build
+from .lag_optimal import LagOptimalStrategy
+
+Cost = tuple[float, float, float]
+MAX_STEPS = 20_000  # improving steps per seed; each lowers the largest cost, so this is a guard
+
+
+def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
+    """Member -> (fewest, most) partitions: floor and ceil of its capacity share of P."""
+    caps = capacity(group)
+    total = sum(caps.values())
+    n = len(group.assignable)
+    out = {}
+    for mid in group.member_ids:
+        share = n * caps[mid] / total
+        low = math.floor(share + 1e-9)
+        out[mid] = (low, low if abs(share - low) < 1e-9 else low + 1)
+    return out
+
+
+class _Layout:
+    """A layout with running lag, inflow and count per member, and its moves from the owners."""
+
+    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> None:
+        self.group = group
+        self.lag, self.rate, self.cap = group.lag, inflow(group), capacity(group)
+        self.owner = group.owner
+        self.counts = counts
+        self.held: dict[str, list[TopicPartition]] = {mid: [] for mid in group.member_ids}
+        self.load = dict.fromkeys(group.member_ids, 0)
+        self.flow = dict.fromkeys(group.member_ids, 0.0)
+
+    def cost(self, mid: str, load: float | None = None, flow: float | None = None) -> Cost:
+        """(seconds, inflow excess, lag) of ``mid``, optionally with another load and inflow."""
+        load = self.load[mid] if load is None else load
+        flow = self.flow[mid] if flow is None else flow
+        cap = self.cap[mid]
+        if load <= 0 and flow <= cap:
+            return (0.0, 0.0, 0.0)
+        if flow >= cap:
+            return (math.inf, flow - cap, load)
+        return (load / (cap - flow), 0.0, 0.0)
+
+    def worst(self) -> str:
+        return max(self.held, key=lambda m: (self.cost(m), m))
+
+    def room(self, mid: str) -> bool:
+        return self.counts is None or len(self.held[mid]) < self.counts[mid][1]
+
+    def spare(self, mid: str) -> bool:
+        return self.counts is None or len(self.held[mid]) > self.counts[mid][0]
+
+    def put(self, tp: TopicPartition, mid: str) -> None:
+        self.held[mid].append(tp)
+        self.load[mid] += self.lag[tp]
+        self.flow[mid] += self.rate[tp]
+
+    def take(self, tp: TopicPartition, mid: str) -> None:
+        self.held[mid].remove(tp)
+        self.load[mid] -= self.lag[tp]
+        self.flow[mid] -= self.rate[tp]
+
+    def count_moves(self) -> int:
+        where = {tp: mid for mid, tps in self.held.items() for tp in tps}
+        return sum(1 for tp, mid in self.owner.items() if where.get(tp) != mid)
+
+    def move_delta(self, tp: TopicPartition, src: str, dst: str) -> int:
+        owner = self.owner.get(tp)
+        return (owner == src) - (owner == dst)
+
+
+class DrainOptimalStrategy(Strategy):
+    name = "drain-optimal"
+    summary = "smallest largest catch-up time (lag, inflow, capacity); counts in proportion to capacity"
+    options = ("max_moves",)
+
+    def __init__(self, max_moves: int | None = None) -> None:
+        if max_moves is not None and (
+            isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
+        ):
+            raise StrategyOptionError(f"max_moves must be a whole number >= 0, got {max_moves!r}")
+        self.max_moves = max_moves
+
+    def assign(self, group: GroupSnapshot) -> Assignment:
+        if _plain(group):
+            planned = LagOptimalStrategy(max_moves=self.max_moves).assign(group)
+            return CertifiedAssignment(
+                self.name,
+                planned.members,
+                notes=planned.notes,
+                proven_optimal=getattr(planned, "proven_optimal", False),
+            )
+        counts = proportional_counts(group) if group.identical_subscriptions else None
+        results = []
+        for seed in self._seeds(group, counts):
+            _search(seed, self.max_moves)
+            _send_home(seed)
+            moves = seed.count_moves()
+            if self.max_moves is None or moves <= self.max_moves:
+                results.append(((seed.cost(seed.worst()), moves), seed))
+        if not results:
+            raise StrategyRefusedError(
+                f"group {group.group}: no plan within max_moves={self.max_moves} keeps the counts "
+                "in proportion to capacity"
+            )
+        _, best = min(results, key=lambda r: r[0])
+        # Whether it reached the bound is a metric of every plan (``catch_up_optimal``).
+        return build(self.name, group, best.held)
+
+    def _seeds(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> Iterable[_Layout]:
+        yield _greedy(_Layout(group, counts), group.assignable)
+        # lag-optimal's plan, where it keeps these counts: the search starts no worse than it.
+        try:
+            planned = LagOptimalStrategy(max_moves=self.max_moves).assign(group).members
+        except StrategyRefusedError:
+            planned = None
+        if planned is not None and (
+            counts is None or all(counts[m][0] <= len(tps) <= counts[m][1] for m, tps in planned.items())
+        ):
+            seed = _Layout(group, counts)
+            for mid, tps in planned.items():
+                for tp in tps:
+                    seed.put(tp, mid)
+            yield seed
+        if group.owner:
+            sticky = _Layout(group, counts)
+            left = []
+            owner = group.owner
+            for tp in sorted(group.assignable, key=lambda tp: (-group.lag[tp], tp)):
+                held_by = owner.get(tp)
+                if held_by is not None and tp.topic in _topics(group, held_by) and sticky.room(held_by):
+                    sticky.put(tp, held_by)
+                else:
+                    left.append(tp)
+            yield _greedy(sticky, left)
+
+
+def _plain(group: GroupSnapshot) -> bool:
+    """No time to plan with: no capacities, or equal capacities and no inflow anywhere."""
+    if not timed(group):
+        return True
+    return len(set(capacity(group).values())) == 1 and not any(inflow(group).values())
+
+
+def _topics(group: GroupSnapshot, mid: str) -> frozenset[str]:
+    return next(m.topics for m in group.members if m.id == mid)
+
+
+def _greedy(layout: _Layout, tps: Iterable[TopicPartition]) -> _Layout:
+    """Heaviest first, each to the eligible member with room whose cost stays smallest; then
+    members below their fewest take partitions from members above theirs."""
+    group = layout.group
+    subs = group.subscribers
+    for tp in sorted(tps, key=lambda tp: (-layout.lag[tp], -layout.rate[tp], tp)):
+        eligible = [m for m in subs[tp.topic] if layout.room(m)] or list(subs[tp.topic])
+        best = min(
+            eligible,
+            key=lambda m: (
+                layout.cost(m, layout.load[m] + layout.lag[tp], layout.flow[m] + layout.rate[tp]),
+                m,
+            ),
+        )
+        layout.put(tp, best)
+    if layout.counts is not None:
+        for mid in group.member_ids:
+            while len(layout.held[mid]) < layout.counts[mid][0]:
+                donors = [m for m in group.member_ids if m != mid and layout.spare(m)]
+                choices = [(tp, d) for d in donors for tp in layout.held[d]]
+                tp, donor = min(
+                    choices,
+                    key=lambda c: (
+                        max(
+                            layout.cost(
+                                mid, layout.load[mid] + layout.lag[c[0]], layout.flow[mid] + layout.rate[c[0]]
+                            ),
+                            layout.cost(
+                                c[1],
+                                layout.load[c[1]] - layout.lag[c[0]],
+                                layout.flow[c[1]] - layout.rate[c[0]],
+                            ),
+                        ),
+                        c,
+                    ),
+                )
+                layout.take(tp, donor)
+                layout.put(tp, mid)
+    return layout
+
+
+def _after(layout: _Layout, mid: str, out: TopicPartition | None, into: TopicPartition | None) -> Cost:
+    """``mid``'s cost after giving ``out`` away and taking ``into``."""
+    load, flow = layout.load[mid], layout.flow[mid]
+    if out is not None:
+        load, flow = load - layout.lag[out], flow - layout.rate[out]
+    if into is not None:
+        load, flow = load + layout.lag[into], flow + layout.rate[into]
+    return layout.cost(mid, load, flow)
+
+
+_NEVER = 1e18  # the scalar stand-in for "never" in the vectorised search (see _seconds)
+
+
+def _seconds(load: Any, flow: Any, cap: Any) -> Any:
+    """Vectorised catch-up seconds; never is _NEVER and more so the further inflow exceeds
+    capacity, so the search still prefers the less hopeless of two hopeless members."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        finite = np.where(flow < cap, load / np.maximum(cap - flow, 1e-300), 0.0)
+    hopeless = (flow >= cap) & ~((load <= 0) & (flow <= cap))
+    return np.where(hopeless, _NEVER * (1.0 + (flow - cap) / cap), np.where(load <= 0, 0.0, finite))
+
+
+def _search(layout: _Layout, max_moves: int | None) -> None:
+    """Lower the slowest member's cost by a move or a swap while one makes both sides finish
+    strictly sooner than it did (see the module doc). Each step weighs every move and swap of
+    the slowest member at once, with numpy."""
+    group = layout.group
+    members = group.member_ids
+    index = {mid: i for i, mid in enumerate(members)}
+    topic_ids = {t: i for i, t in enumerate(group.subscribers)}
+    reads = np.zeros((len(members), len(topic_ids)), dtype=bool)
+    for m in group.members:
+        for t in m.topics:
+            if t in topic_ids:
+                reads[index[m.id], topic_ids[t]] = True
+    cap = np.array([layout.cap[mid] for mid in members])
+    moves = layout.count_moves()
+    for _ in range(MAX_STEPS):
+        worst = layout.worst()
+        w = index[worst]
+        top = layout.cost(worst)
+        mine = layout.held[worst]
+        if not mine:
+            return
+        theirs = [(tq, index[o]) for o in members if o != worst for tq in layout.held[o]]
+        load = np.array([layout.load[mid] for mid in members], dtype=float)
+        flow = np.array([layout.flow[mid] for mid in members])
+        lp = np.array([layout.lag[tp] for tp in mine], dtype=float)
+        rp = np.array([layout.rate[tp] for tp in mine])
+        tp_topic = np.array([topic_ids[tp.topic] for tp in mine])
+        own_p = np.array([index.get(layout.owner.get(tp, ""), -1) for tp in mine])
+        best_after, best_delta = math.inf, 0
+        choice: tuple[TopicPartition, str, TopicPartition | None] | None = None
+        # moves: worst gives one of its partitions to another member with room
+        if layout.spare(worst):
+            room = np.array([m != w and layout.room(members[m]) for m in range(len(members))])
+            after_w = _seconds(load[w] - lp, flow[w] - rp, cap[w])[:, None]
+            after_o = _seconds(load[None, :] + lp[:, None], flow[None, :] + rp[:, None], cap[None, :])
+            after = np.maximum(after_w, after_o)
+            delta = (own_p == w)[:, None].astype(int) - (own_p[:, None] == np.arange(len(members))[None, :])
+            ok = room[None, :] & reads[:, tp_topic].T
+            if max_moves is not None:
+                ok &= moves + delta <= max_moves
+            if ok.any():
+                masked = np.where(ok, after, np.inf)
+                i, o = np.unravel_index(np.argmin(masked), masked.shape)
+                best_after, best_delta, choice = masked[i, o], int(delta[i, o]), (mine[i], members[o], None)
+        # swaps: worst gives one partition and takes one back
+        if theirs:
+            lq = np.array([layout.lag[tq] for tq, _ in theirs], dtype=float)
+            rq = np.array([layout.rate[tq] for tq, _ in theirs])
+            oq = np.array([o for _, o in theirs])
+            tq_topic = np.array([topic_ids[tq.topic] for tq, _ in theirs])
+            own_q = np.array([index.get(layout.owner.get(tq, ""), -1) for tq, _ in theirs])
+            after_w = _seconds(
+                load[w] - lp[:, None] + lq[None, :], flow[w] - rp[:, None] + rq[None, :], cap[w]
+            )
+            after_o = _seconds(
+                load[oq][None, :] - lq[None, :] + lp[:, None],
+                flow[oq][None, :] - rq[None, :] + rp[:, None],
+                cap[oq][None, :],
+            )
+            after = np.maximum(after_w, after_o)
+            ok = reads[oq][:, tp_topic].T & reads[w, tq_topic][None, :]
+            delta = (
+                (own_p == w)[:, None].astype(int)
+                - (own_p[:, None] == oq[None, :])
+                + (own_q == oq)[None, :]
+                - (own_q == w)[None, :]
+            )
+            if max_moves is not None:
+                ok &= moves + delta <= max_moves
+            if ok.any():
+                masked = np.where(ok, after, np.inf)
+                i, j = np.unravel_index(np.argmin(masked), masked.shape)
+                if masked[i, j] < best_after:
+                    best_after, best_delta = masked[i, j], int(delta[i, j])
+                    choice = (mine[i], members[oq[j]], theirs[j][0])
+        if choice is None:
+            return
+        given, taker, back = choice
+        # the exact (tuple) costs decide: the step must make both sides finish sooner
+        if not max(_after(layout, worst, given, back), _after(layout, taker, back, given)) < top:
+            return
+        layout.take(given, worst)
+        layout.put(given, taker)
+        if back is not None:
+            layout.take(back, taker)
+            layout.put(back, worst)
+        moves += best_delta
+
+
+def _send_home(layout: _Layout) -> None:
+    """Partitions away from their owner go back wherever the largest cost does not grow."""
+    group = layout.group
+    top = layout.cost(layout.worst())
+    eligible = {m.id: m.topics for m in group.members}
+    for tp, owner in sorted(layout.owner.items()):
+        if owner not in eligible or tp not in group.lag or tp.topic not in eligible[owner]:
+            continue
+        holder = next((m for m, tps in layout.held.items() if tp in tps), None)
+        if holder is None or holder == owner:
+            continue
+        if not (layout.room(owner) and layout.spare(holder)):
+            continue
+        if max(_after(layout, owner, None, tp), _after(layout, holder, tp, None)) <= top:
+            layout.take(tp, holder)
+            layout.put(tp, owner)
+
+
+__all__ = ["DrainOptimalStrategy", "proportional_counts"]
