@@ -37,7 +37,7 @@ for extra in (REPO / "scripts", REPO / "plugins", HERE):
 
 import brokerctl  # noqa: E402
 import kafkakit  # noqa: E402
-from kafkakit import config_flags, run_cli, wait_until  # noqa: E402
+from kafkakit import config_flags, declared_plan_flags, run_cli, wait_until  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -410,12 +410,7 @@ def audit_db_unreachable(broker: brokerctl.Broker, tmp: Path) -> Outcome:
     started = time.monotonic()
     run = run_cli(
         "plan",
-        *config_flags(broker),
-        "--groups",
-        "^$",
-        "--groups-file",
-        str(groups_file),
-        "--apply",
+        *declared_plan_flags(broker, groups_file),
         "--base-dir",
         str(tmp / "adbruns"),
         "--db",

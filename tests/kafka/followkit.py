@@ -29,7 +29,7 @@ for extra in (REPO / "scripts", REPO / "plugins", HERE):
 
 import brokerctl  # noqa: E402
 from faultkit import Outcome  # noqa: E402
-from kafkakit import config_flags, run_cli, wait_until  # noqa: E402
+from kafkakit import config_flags, declared_plan_flags, run_cli, wait_until  # noqa: E402
 
 BIN = Path(sys.executable).parent
 WORKER = HERE / "plan_worker.py"
@@ -452,12 +452,7 @@ def racing_planners(broker: brokerctl.Broker, tmp: Path, db: str, planners: int 
     argv = [
         str(BIN / "lagassign"),
         "plan",
-        *config_flags(broker),
-        "--groups",
-        "^$",
-        "--groups-file",
-        str(groups_file),
-        "--apply",
+        *declared_plan_flags(broker, groups_file),
         "--db",
         db,
         "--base-dir",

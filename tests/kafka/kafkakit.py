@@ -104,6 +104,11 @@ def config_flags(broker: Broker) -> list[str]:
     return flags
 
 
+def declared_plan_flags(broker: Broker, groups_file: Any) -> list[str]:
+    """``lagassign plan`` flags for the declared (assign()-mode) groups of a file only, applied."""
+    return [*config_flags(broker), "--groups", "^$", "--groups-file", str(groups_file), "--apply"]
+
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
