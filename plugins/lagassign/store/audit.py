@@ -107,14 +107,20 @@ class AuditTrail(StoreBase):
             error=None if error is None else str(error)[:MAX_ERROR_CHARS],
         )
 
+    def note_failure(self, plan_id: int, error: str) -> None:
+        """Why a step of a running plan failed (the finish step keeps it as the plan's error)."""
+        self._update_plan(plan_id, error=str(error)[:MAX_ERROR_CHARS])
+
     def list_plans(
         self,
         group: str | None = None,
         since: datetime | date | None = None,
         until: datetime | date | None = None,
         limit: int | None = DEFAULT_LIST_LIMIT,
+        offset: int = 0,
     ) -> list[dict[str, Any]]:
-        """Plans, newest first, with counts of groups, go decisions and publications.
+        """Plans, newest first, with counts of groups, go decisions and publications
+        (``offset``: skip that many, for paging).
 
         ``group``: plans that evaluated or decided that group. ``since`` is inclusive; ``until``
         is inclusive of a datetime, and of the whole day for a date.
@@ -150,8 +156,75 @@ class AuditTrail(StoreBase):
         q = q.order_by(p.c.created_at.desc(), p.c.id.desc())
         if limit is not None:
             q = q.limit(limit)
+        if offset:
+            q = q.offset(offset)
         with self._engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
+
+    def group_history(self, group: str, limit: int = 200) -> list[dict[str, Any]]:
+        """One group across plans, newest first: per plan its time, trigger, status, the gate's
+        verdict and reason, max lag and imbalance now (``current``) and under the plan's chosen
+        (or candidate) strategy, the evaluation error if any, and its publications."""
+        plans = self.list_plans(group=group, limit=limit)
+        details = self.plan_details(p["id"] for p in plans)
+        ids = [p["id"] for p in plans]
+        measured: dict[tuple[int, str], tuple[Any, Any]] = {}
+        with self._engine.connect() as conn:
+            e = evaluations_t
+            for r in conn.execute(
+                sa.select(e.c.plan_id, e.c.strategy, e.c.max_lag, e.c.imbalance).where(
+                    e.c.plan_id.in_(ids), e.c.group_name == group
+                )
+            ):
+                measured[(r.plan_id, r.strategy)] = (r.max_lag, r.imbalance)
+        out = []
+        for p in plans:
+            found = details.get(p["id"], {}).get("groups", [])
+            g: dict[str, Any] = next((x for x in found if x["group"] == group), {})
+            d = g.get("decision") or {}
+            strategy = d.get("chosen") or d.get("candidate")
+            now = measured.get((p["id"], "current"), (d.get("current_max_lag"), d.get("current_imbalance")))
+            then = measured.get((p["id"], strategy), (None, None)) if strategy else (None, None)
+            pubs = g.get("publications") or []
+            out.append(
+                {
+                    "plan_id": p["id"],
+                    "created_at": p["created_at"],
+                    "trigger": p["trigger"],
+                    "triggered_by": p["triggered_by"],
+                    "status": p["status"],
+                    "go": d.get("go"),
+                    "reason": d.get("reason"),
+                    "error": g.get("error"),
+                    "strategy": strategy,
+                    "current_max_lag": now[0],
+                    "current_imbalance": now[1],
+                    "plan_max_lag": then[0],
+                    "plan_imbalance": then[1],
+                    "publications": pubs,
+                    "published": any(x.get("state") == "published" for x in pubs),
+                }
+            )
+        return out
+
+    def previous_groups(self, plan_id: int, groups: Iterable[str]) -> dict[str, tuple[int, dict[str, Any]]]:
+        """Per group, the newest earlier plan that evaluated it: (plan id, its group dict without
+        results), for "what changed since the previous plan"."""
+        out: dict[str, tuple[int, dict[str, Any]]] = {}
+        with self._engine.connect() as conn:
+            for name in groups:
+                pg = plan_groups_t
+                prev = conn.execute(
+                    sa.select(sa.func.max(pg.c.plan_id)).where(
+                        pg.c.group_name == name, pg.c.plan_id < plan_id
+                    )
+                ).scalar()
+                if prev is not None:
+                    found = self._groups_of(conn, [prev], False)[prev]
+                    match = next((g for g in found if g["group"] == name), None)
+                    if match is not None:
+                        out[name] = (int(prev), match)
+        return out
 
     def get_plan(self, plan_id: int, evaluations: bool = True) -> dict[str, Any]:
         """One plan with, per group, its evaluation (the results' dict form), decision and

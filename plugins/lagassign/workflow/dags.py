@@ -1,9 +1,10 @@
 """One factory for both planning DAGs; the files in ``dags/`` only call ``make_dag``.
 
 ``lagassign_rebalance``: manual, typed parameters in the trigger form.
-``lagassign_daily``: scheduled daily, no catch-up, one run at a time; ``apply`` comes from the
-Airflow Variable ``lagassign_apply`` (default off: plan and record only), other settings from
-the optional JSON Variable ``lagassign_daily_params``.
+``lagassign_daily``: scheduled daily, no catch-up, one run at a time, with the same form (so
+anyone can see what applies, and trigger it by hand); a scheduled run takes the form's defaults,
+then the optional JSON Variable ``lagassign_daily_params``, then ``apply`` from the Variable
+``lagassign_apply`` (default off: plan and record only), and logs each setting with its source.
 Tasks: start -> snapshot -> evaluate (Spark) -> record -> gate -> publish -> finish.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,16 +28,26 @@ from .hooks import DEFAULT_CONN_ID
 KINDS = {"lagassign_rebalance", "lagassign_daily"}
 
 
-def rebalance_params() -> dict[str, Param]:
-    """The trigger form of ``lagassign_rebalance``; invalid values fail before any task runs."""
+def rebalance_params(daily: bool = False) -> dict[str, Param]:
+    """The trigger form of both planning DAGs; every field can be submitted with its default.
+
+    Rules the form cannot show without changing what was typed live in the descriptions and are
+    checked by the start task, which records a failed plan with a one-line reason: Airflow's form
+    silently clamps a number to a schema ``minimum`` (threshold "0.5" became 1), and a schema
+    ``format: regex`` error comes back after Trigger as a raw JSON-schema dump. Optional text
+    fields allow null: the form treats an empty string as a missing required value.
+    """
     names = strategy_names()
+    apply_note = (
+        " Scheduled runs take it from the Airflow Variable lagassign_apply (default off)." if daily else ""
+    )
     return {
         "groups": Param(
             ".*",
             type="string",
-            format="regex",
             title="Groups",
-            description="Regular expression a group id must match in full.",
+            description="Regular expression a group id must match in full (.* = every group). "
+            "Checked when the run starts.",
         ),
         "strategies": Param(
             names,
@@ -50,24 +62,23 @@ def rebalance_params() -> dict[str, Param]:
         "threshold": Param(
             DEFAULT_THRESHOLD,
             type="number",
-            minimum=1.0,
             title="Imbalance threshold",
-            description="Go on only when max/mean member lag of the current assignment exceeds this.",
+            description=f"A number ≥ 1.0 (default {DEFAULT_THRESHOLD}): go on only when the current "
+            "assignment's max/mean member lag exceeds it. 1.10 = the busiest consumer may be 10% above "
+            "the mean.",
         ),
         "min_improvement": Param(
             DEFAULT_MIN_IMPROVEMENT,
             type="number",
-            minimum=0,
-            exclusiveMaximum=1,
             title="Minimum improvement",
-            description="Fraction the best plan must lower the max member lag by.",
+            description=f"A fraction in [0, 1) (default {DEFAULT_MIN_IMPROVEMENT}): how much the best "
+            "plan must lower the max member lag, 0.05 = 5%.",
         ),
         "max_moves": Param(
             None,
             type=["null", "integer"],
-            minimum=0,
             title="Max moves",
-            description="Most partitions a plan may move (empty: no limit).",
+            description="A whole number ≥ 0: most partitions a plan may move (empty: no limit).",
         ),
         "max_catch_up_s": Param(
             None,
@@ -80,16 +91,15 @@ def rebalance_params() -> dict[str, Param]:
         "exact_budget": Param(
             None,
             type=["null", "number"],
-            minimum=0,
             title="Exact budget (s)",
-            description="lag-optimal: seconds of exact solving per group to prove its plan optimal "
-            "or improve it (empty: off; needs the certify extra, highspy).",
+            description="Seconds ≥ 0, lag-optimal only: exact solving per group to prove its plan "
+            "optimal or improve it (empty: off; needs the certify extra, highspy).",
         ),
         "apply": Param(
             False,
             type="boolean",
             title="Apply",
-            description="Publish plans that pass the gate (off: plan and record only).",
+            description="Publish plans that pass the gate (off: plan and record only)." + apply_note,
         ),
         "dry_run": Param(
             False,
@@ -98,10 +108,11 @@ def rebalance_params() -> dict[str, Param]:
             description="Go through publishing without writing to Kafka.",
         ),
         "groups_file": Param(
-            "",
-            type="string",
+            None,
+            type=["null", "string"],
             title="Groups file",
-            description="YAML file declaring groups in manual assign() mode.",
+            description="Optional YAML file declaring groups in manual assign() mode that do not "
+            "announce themselves on the status topic (empty: none).",
         ),
         "auto_offset_reset": Param(
             "latest",
@@ -113,10 +124,36 @@ def rebalance_params() -> dict[str, Param]:
     }
 
 
-def _daily_settings() -> dict[str, Any]:
-    settings = json.loads(Variable.get("lagassign_daily_params", default="{}") or "{}")
-    apply = str(Variable.get("lagassign_apply", default="false")).strip().lower()
-    settings["apply"] = apply in ("1", "true", "yes", "on")
+def daily_settings(
+    defaults: Mapping[str, Any],
+    variables: Mapping[str, Any],
+    apply_variable: str | None,
+    conf: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings of a ``lagassign_daily`` run and where each came from.
+
+    Later wins: the form's defaults, the JSON Variable ``lagassign_daily_params``, the Variable
+    ``lagassign_apply``, then what the run was triggered with (a manual trigger sends the form).
+    Returns (settings, source per key) so the start task can log what applies.
+    """
+    settings, sources = dict(defaults), dict.fromkeys(defaults, "default")
+    for key, value in variables.items():
+        settings[key], sources[key] = value, "Variable lagassign_daily_params"
+    if apply_variable is not None:
+        settings["apply"] = str(apply_variable).strip().lower() in ("1", "true", "yes", "on")
+        sources["apply"] = "Variable lagassign_apply"
+    for key, value in (conf or {}).items():
+        settings[key], sources[key] = value, "trigger"
+    return settings, sources
+
+
+def _daily_settings(conf: Mapping[str, Any] | None) -> dict[str, Any]:
+    defaults = {k: v.value if isinstance(v, Param) else v for k, v in rebalance_params(daily=True).items()}
+    variables = json.loads(Variable.get("lagassign_daily_params", default="{}") or "{}")
+    apply = Variable.get("lagassign_apply", default=None)
+    settings, sources = daily_settings(defaults, variables, apply, conf)
+    for key in sorted(settings):
+        tasks.log.info("setting %s = %s (%s)", key, json.dumps(settings[key], default=str), sources[key])
     return settings
 
 
@@ -151,31 +188,31 @@ def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
         start_date=datetime(2026, 1, 1),
         catchup=False,
         max_active_runs=1,
-        params=rebalance_params() if manual else {},
+        params=rebalance_params(daily=not manual),
         tags=["lagassign", "kafka"],
         default_args={"retries": 0, "retry_delay": timedelta(minutes=1)},
         doc_md=__doc__,
     ) as dag:
 
-        @task(task_id="start")
+        @task(task_id="start", show_return_value_in_logs=False)
         def start(**context: Any) -> dict:
             run = context["dag_run"]
-            params = dict(context["params"]) if manual else _daily_settings()
-            return tasks.start(params, run.dag_id, run.run_id, str(run.run_type), run.triggering_user_name)
+            params = dict(context["params"]) if manual else _daily_settings(run.conf)
+            return tasks.start(params, run.dag_id, run.run_id, run.run_type, run.triggering_user_name)
 
-        @task(task_id="snapshot")
+        @task(task_id="snapshot", show_return_value_in_logs=False)
         def snapshot(run: Any) -> dict:
             return tasks.snapshot(run, kafka_conn_id)
 
-        @task(task_id="record")
+        @task(task_id="record", show_return_value_in_logs=False)
         def record(run: Any) -> int:
             return tasks.record(run)
 
-        @task(task_id="gate")
+        @task(task_id="gate", show_return_value_in_logs=False)
         def gate(run: Any) -> list[dict]:
             return tasks.gate(run)
 
-        @task(task_id="publish")
+        @task(task_id="publish", show_return_value_in_logs=False)
         def publish(run: Any, decisions: Any) -> list[dict]:
             return tasks.publish(run, decisions, kafka_conn_id)
 
@@ -196,4 +233,54 @@ def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
         published = publish(run, decisions)
         snap >> evaluate >> recorded >> decisions
         published >> finish()
+    return dag
+
+
+REVIEW_DAG_ID = "lagassign_review"
+
+
+def review_params() -> dict[str, Param]:
+    """The form of ``lagassign_review`` (the plans page fills it in)."""
+    return {
+        "plan_id": Param(
+            None,
+            type=["null", "integer"],
+            title="Plan",
+            description="The reviewed plan's number (see Rebalance plans).",
+        ),
+        "group": Param(None, type=["null", "string"], title="Group", description="The group to publish."),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Go through publishing without writing to Kafka.",
+        ),
+    }
+
+
+def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
+    """``lagassign_review``: publish one group of a plan someone reviewed, as its own audited plan.
+
+    Triggered from the plans page ("publish this plan"), so Airflow's permission to trigger
+    this DAG is what authorises a publication, and the run records who asked."""
+    with DAG(
+        dag_id=REVIEW_DAG_ID,
+        description="Publish a reviewed lagassign plan",
+        schedule=None,
+        start_date=datetime(2026, 1, 1),
+        catchup=False,
+        params=review_params(),
+        tags=["lagassign", "kafka"],
+        default_args={"retries": 0},
+        doc_md=make_review_dag.__doc__,
+    ) as dag:
+
+        @task(task_id="publish", show_return_value_in_logs=False)
+        def publish(**context: Any) -> dict:
+            run = context["dag_run"]
+            return tasks.review(
+                dict(context["params"]), kafka_conn_id, run.dag_id, run.run_id, run.triggering_user_name
+            )
+
+        publish()
     return dag

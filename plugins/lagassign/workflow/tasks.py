@@ -4,9 +4,12 @@ pipeline step, and hands small JSON to the next task. No planning logic lives he
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
+from ..core.errors import LagassignError
+from ..core.explain import hint
 from ..pipeline import (
     PlanParams,
     base_dir,
@@ -26,14 +29,62 @@ log = logging.getLogger("lagassign")
 STEPS = ("start", "snapshot", "evaluate", "record", "gate", "publish")
 
 
+class StepFailed(RuntimeError):
+    """A step of a planning run failed; its message is the one-line cause, also recorded."""
+
+
 def _say(message: str) -> None:
     log.info("%s", message)
 
 
-def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: str, user: str | None) -> dict:
-    """Validate the parameters, open the plan in the audit trail, lay out the run's folder."""
-    plan_params = PlanParams.from_mapping(params)
-    trigger = "scheduled" if run_type == "scheduled" else "manual"
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, LagassignError) else f"{type(exc).__name__}: {text}"
+
+
+@contextmanager
+def _step(run: Mapping[str, Any], name: str) -> Iterator[None]:
+    """Record why a step failed in the plan (the plans page shows it), then fail the task with
+    that one line instead of leaving the cause only in the task log."""
+    try:
+        yield
+    except Exception as exc:
+        cause = _one_line(exc)
+        try:
+            with open_store() as store:
+                store.note_failure(run["plan_id"], f"step {name} failed: {cause}")
+        except Exception:  # the store itself may be the cause; the task log still says why
+            log.exception("could not record the failure of step %s", name)
+        log.error("plan %s: step %s failed: %s", run["plan_id"], name, cause)
+        raise StepFailed(f"step {name} failed: {cause}") from exc
+
+
+def trigger_of(run_type: object) -> str:
+    """The audit trail's trigger for an Airflow run type.
+
+    Airflow hands the task a ``DagRunType`` enum whose ``str()`` is ``'DagRunType.SCHEDULED'``
+    (not its value ``'scheduled'``), so the value is taken from the enum, or from the text after
+    the dot; anything that is not a schedule (manual, asset-triggered, backfill) counts as manual.
+    """
+    value = getattr(run_type, "value", run_type)
+    text = str(value).strip().lower().rsplit(".", 1)[-1]
+    return "scheduled" if text == "scheduled" else "manual"
+
+
+def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object, user: str | None) -> dict:
+    """Validate the parameters, open the plan in the audit trail, lay out the run's folder.
+
+    Parameters that cannot be used are recorded as a failed plan with a one-line reason (so
+    the plans page says why), then the task fails with that line."""
+    trigger = trigger_of(run_type)
+    try:
+        plan_params = PlanParams.from_mapping(params)
+    except LagassignError as exc:
+        with open_store() as store:
+            plan_id = store.start_plan(trigger, user, dag_id, run_id, dict(params))
+            store.finish_plan(plan_id, "failed", error=f"step start failed: {exc}")
+        log.error("plan %s: parameters refused: %s", plan_id, exc)
+        raise StepFailed(f"parameters refused: {exc}") from None
     with open_store() as store:
         plan_id = store.start_plan(trigger, user, dag_id, run_id, plan_params.record())
     folder = run_dir(base_dir(), plan_id)
@@ -48,36 +99,46 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: str, us
     }
     # The Spark job takes its parameters from this file, never from an interpolated command line.
     write_params(evaluation_params(run["snapshot"], run["evaluations"], plan_params), run["spark_params"])
-    _say(f"plan {plan_id}: {trigger} run by {user or 'the scheduler'}; folder {folder}")
+    who = user or ("the scheduler" if trigger == "scheduled" else "an unnamed user")
+    _say(f"plan {plan_id}: {trigger} run by {who}; folder {folder}")
     return run
 
 
 def snapshot(run: Mapping[str, Any], kafka_conn_id: str) -> dict:
     """Settle publications an earlier run left pending, then snapshot the cluster."""
     params = PlanParams.from_mapping(run["params"])
-    config = LagassignKafkaHook(kafka_conn_id).get_config()
-    with open_store() as store:
+    with _step(run, "snapshot"), open_store() as store:
+        config = LagassignKafkaHook(kafka_conn_id).get_config()
         reconcile_step(store, config, params.plan_topic, log=_say)
         manifest = snapshot_step(store, run["plan_id"], config, params, run["snapshot"], log=_say)
     return {"groups": manifest["counts"]["groups"], "failed": manifest["counts"]["failed"]}
 
 
 def record(run: Mapping[str, Any]) -> int:
-    with open_store() as store:
+    """Put the Spark job's evaluations in the audit trail."""
+    with _step(run, "record"), open_store() as store:
         return len(record_step(store, run["plan_id"], run["evaluations"], log=_say))
 
 
 def gate(run: Mapping[str, Any]) -> list[dict]:
+    """The gate's decision per group (one log line each, also for groups not evaluated)."""
     params = PlanParams.from_mapping(run["params"])
-    with open_store() as store:
+    with _step(run, "gate"), open_store() as store:
+        plan = store.get_plan(run["plan_id"], evaluations=False)
+        for g in plan["groups"]:
+            if g.get("error"):
+                why = hint(g["error"])
+                _say(f"group {g['group']}: stop: not evaluated: {g['error']}" + (f" ({why})" if why else ""))
         evaluated = store.evaluations(run["plan_id"])
+        if not evaluated and not plan["groups"]:
+            _say("gate: no group found (check the groups regex, the groups file and the status topic)")
         return [d.to_dict() for d in gate_step(store, run["plan_id"], evaluated, params, log=_say)]
 
 
 def publish(run: Mapping[str, Any], decisions: list[dict], kafka_conn_id: str) -> list[dict]:
     params = PlanParams.from_mapping(run["params"])
-    config = LagassignKafkaHook(kafka_conn_id).get_config() if params.apply else None
-    with open_store() as store:
+    with _step(run, "publish"), open_store() as store:
+        config = LagassignKafkaHook(kafka_conn_id).get_config() if params.apply else None
         return publish_step(store, run["plan_id"], decisions, config, params, log=_say)
 
 
@@ -91,8 +152,16 @@ def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None
             store.finish_plan(run["plan_id"], "succeeded")
             _say(f"plan {run['plan_id']}: succeeded")
             return
-        store.finish_plan(run["plan_id"], "failed", error=f"step {failed} failed; nothing published after it")
-    raise RuntimeError(f"plan {run['plan_id']}: step {failed} failed (see its log); recorded as failed")
+        error = store.get_plan(run["plan_id"], evaluations=False).get("error") or failure_text(failed)
+        store.finish_plan(run["plan_id"], "failed", error=error)
+    raise StepFailed(f"plan {run['plan_id']}: {error}; recorded as failed")
+
+
+def failure_text(step: str) -> str:
+    """The recorded error of a step that left no cause of its own (the Spark job, a killed task)."""
+    if step == "evaluate":
+        return "step evaluate failed: the Spark job ended with an error (its task log says why)"
+    return f"step {step} failed (its task log says why); nothing published after it"
 
 
 def failover(
@@ -133,3 +202,26 @@ def failover(
                 )
             )
     return outcomes
+
+
+def review(
+    conf: Mapping[str, Any], kafka_conn_id: str, dag_id: str, run_id: str, user: str | None
+) -> dict[str, Any]:
+    """Publish a reviewed plan's group (the plans page's "publish this plan" button)."""
+    from ..pipeline.review import publish_reviewed
+
+    plan_id, group = conf.get("plan_id"), conf.get("group")
+    if not isinstance(plan_id, int) or isinstance(plan_id, bool) or plan_id < 1 or not group:
+        raise StepFailed(f"plan_id (a plan number) and group are required, got {plan_id!r} and {group!r}")
+    dry_run = bool(conf.get("dry_run"))
+    config = None if dry_run else LagassignKafkaHook(kafka_conn_id).get_config()
+    with open_store() as store:
+        try:
+            done = publish_reviewed(
+                store, config, plan_id, str(group), user, dag_id, run_id, dry_run, log=_say
+            )
+        except LagassignError as exc:
+            raise StepFailed(_one_line(exc)) from None
+    outcome = done.get("outcome") or {}
+    _say(f"plan {done['plan_id']}: group {group}: {outcome.get('reason', 'nothing published')}")
+    return done
