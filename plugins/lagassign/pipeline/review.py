@@ -1,0 +1,88 @@
+"""Review, then publish: publish a plan someone looked at (computed with apply off, or stopped by
+the gate), as its own audited run.
+
+The reviewed plan is never changed. A new plan is opened (trigger ``manual``, by the person who
+asked, from the ``lagassign_review`` DAG run) that carries the reviewed group's evaluation and
+snapshot, and a ``go`` decision whose reason names the review and what the gate had said. Then
+the ordinary ``publish_step`` runs on it, so every guard of a scheduled publication holds: the
+version is reserved in the ledger first, a plan older than the group's newest published one is
+refused, and a group that changed since the snapshot is refused (re-plan it instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..core.gate import GateDecision
+from .params import ParamsError, PlanParams
+from .publish import publish_step
+
+Log = Callable[[str], None]
+
+
+def reviewed_decision(group: Mapping[str, Any], plan_id: int, user: str | None) -> GateDecision:
+    """The ``go`` decision of a reviewed group: its gate decision's candidate, published on review.
+
+    Refused (ParamsError) when there is nothing to publish: no evaluation, no candidate better
+    than the current assignment, or a plan that was already published for this group."""
+    name = group.get("group")
+    if group.get("error"):
+        raise ParamsError(
+            f"plan {plan_id}, group {name}: not evaluated ({group['error']}); nothing to publish"
+        )
+    d = group.get("decision")
+    if not d:
+        raise ParamsError(f"plan {plan_id}, group {name}: no gate decision recorded; nothing to publish")
+    strategy = d.get("chosen") or d.get("candidate")
+    if not strategy or strategy == "current":
+        raise ParamsError(f"plan {plan_id}, group {name}: no candidate plan to publish ({d.get('reason')})")
+    if any(p.get("state") == "published" for p in group.get("publications") or ()):
+        raise ParamsError(f"plan {plan_id}, group {name}: already published")
+    was = "go" if d.get("go") else "stop"
+    reason = (
+        f"published on review of plan {plan_id} by {user or 'an unnamed user'} "
+        f"(the gate had said {was}: {d.get('reason')})"
+    )
+    return replace(GateDecision.from_dict(d), go=True, chosen=strategy, candidate=strategy, reason=reason)
+
+
+def publish_reviewed(
+    store: Any,
+    kafka_config: Mapping[str, Any] | None,
+    plan_id: int,
+    group: str,
+    user: str | None,
+    dag_id: str,
+    run_id: str,
+    dry_run: bool = False,
+    log: Log = print,
+) -> dict[str, Any]:
+    """Publish ``group``'s plan from the reviewed plan ``plan_id`` as a new audited plan; returns
+    ``{"plan_id": new plan, "outcome": what publishing did}``."""
+    reviewed = store.get_plan(plan_id)
+    found = next((g for g in reviewed["groups"] if g["group"] == group), None)
+    if found is None:
+        raise ParamsError(f"plan {plan_id} has no group {group!r}")
+    decision = reviewed_decision(found, plan_id, user)
+    base = {
+        k: v for k, v in (reviewed.get("parameters") or {}).items() if k in PlanParams.__dataclass_fields__
+    }
+    params = PlanParams.from_mapping({**base, "apply": True, "dry_run": dry_run, "force": False})
+    record = {"action": "publish", "reviewed_plan": plan_id, "group": group, "dry_run": dry_run}
+    new_id = store.start_plan("manual", user, dag_id, run_id, record)
+    try:
+        store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
+        evaluation = {
+            k: found[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag", "results")
+        }
+        store.record_evaluations(new_id, [evaluation])
+        store.record_decisions(new_id, [decision])
+        log(f"plan {new_id}: group {group}: {decision.reason}")
+        outcomes = publish_step(store, new_id, [decision], kafka_config, params, log=log)
+    except Exception as exc:
+        store.finish_plan(new_id, "failed", error=f"step publish failed: {' '.join(str(exc).split())}")
+        raise
+    store.finish_plan(new_id, "succeeded")
+    return {"plan_id": new_id, "outcome": outcomes[0] if outcomes else None}
