@@ -97,8 +97,10 @@ def test_chart_has_a_bar_per_consumer_and_strategy_and_a_legend(skewed: dict[str
     root = ElementTree.fromstring(svg)  # well-formed XML
     ns = "{http://www.w3.org/2000/svg}"
     series = plans_page.chart_series(group)
-    assert [name for name, _ in series[:2]] == ["current", "lag-optimal"]
-    assert "constrained-sticky" not in [name for name, _ in series]  # refused: no lag to draw
+    assert [name for name, _ in series] == ["current", "lag-optimal"]  # by default: current vs chosen
+    every = plans_page.chart_series(group, every=True)
+    assert [name for name, _ in every[:2]] == ["current", "lag-optimal"] and len(every) > 2
+    assert "constrained-sticky" not in [name for name, _ in every]  # refused: no lag to draw
     bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
     assert len(bars) == len(series) * len(SKEWED["members"])
     texts = [t.text for t in root.iter(f"{ns}text")]
@@ -123,14 +125,17 @@ def test_plan_page_has_header_decision_chart_metrics_and_moves(skewed: dict[str,
     assert "<h1>Plan 1</h1>" in html
     assert "manual by alice" in html and "lagassign_rebalance / manual__1" in html
     assert '<span class="go">go</span>' in html and "lag-optimal lowers max lag" in html
-    assert html.count("<svg") == 1 and '<table class="metrics">' in html
+    # current, chosen and lower bound by default; every strategy folded under a toggle
+    assert html.count("<svg") == 2 and '<details class="every">' in html and '<table class="metrics">' in html
     assert '<span class="tag chosen">chosen</span>' in html and '<span class="tag best">best</span>' in html
     assert "refused: constrained-sticky" in html
     (group,) = skewed["groups"]
     chosen = next(r for r in group["results"] if r["strategy"] == "lag-optimal")
     assert f"Moves: current → lag-optimal ({chosen['metrics']['moves']})" in html
     assert "nothing published for this plan" in html
-    assert not re.search(r"<(script|link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
+    # nothing loaded from anywhere: one inline script (the colour mode), no link, image or frame
+    assert html.count("<script") == 1 and "<script>try{" in html
+    assert not re.search(r"<(link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
 
 
 def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> None:
@@ -161,7 +166,7 @@ def test_every_value_is_escaped(tmp_path: Path) -> None:
             plans_page.plans_list_html(store.list_plans(), {plan_id: plan}, group=EVIL, since=EVIL),
         ]
     for html in pages:
-        assert "<script" not in html and '"><b>' not in html
+        assert "<script>alert" not in html and '"><b>' not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0]
     assert "&quot;&gt;&lt;b&gt;" in pages[0]
     ElementTree.fromstring(pages[1])  # still well-formed
@@ -169,7 +174,7 @@ def test_every_value_is_escaped(tmp_path: Path) -> None:
 
 def test_error_page_escapes_its_message() -> None:
     html = plans_page.error_page(400, f"since: {EVIL!r} is bad")
-    assert "<h1>400</h1>" in html and "<script" not in html
+    assert "<h1>400</h1>" in html and "<script>alert" not in html
 
 
 # -- filters ---------------------------------------------------------------------------------

@@ -11,51 +11,76 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from html import escape
 from typing import Any
+from urllib.parse import quote, urlencode
+
+from ..core.explain import hint
 
 BASELINE = "current"
 
 # (topic, partition, from member or None, to member or None)
 Move = tuple[str, int, str | None, str | None]
 
-_CURRENT_COLOUR = "#8a8f98"
-_CHOSEN_COLOUR = "#d9480f"
-_OTHER_COLOURS = (
-    "#4c6ef5",
-    "#12b886",
-    "#fab005",
-    "#7950f2",
-    "#15aabf",
-    "#e64980",
-    "#82c91e",
-    "#fd7e14",
-    "#228be6",
-    "#40c057",
-    "#be4bdb",
-    "#868e96",
-)
+#: One fixed colour per strategy, wherever it is drawn (Okabe-Ito and Tableau hues, told apart
+#: also with colour-blindness); the chosen plan is marked by its label and outline, not a colour.
+STRATEGY_COLOURS: dict[str, str] = {
+    "current": "#7f7f7f",
+    "lag-optimal": "#e69f00",
+    "lag-aware": "#0072b2",
+    "lag": "#009e73",
+    "range": "#cc79a7",
+    "roundrobin": "#56b4e9",
+    "sticky": "#d55e00",
+    "cooperative-sticky": "#8c564b",
+    "constrained-sticky": "#9467bd",
+    "fair": "#bcbd22",
+}
+_SPARE_COLOURS = ("#17becf", "#1f77b4", "#2ca02c", "#ff7f0e")
 
 _CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
+:root{--fg:#1f2328;--bg:#fff;--muted:#6e7781;--line:#d0d7de;--soft:#f6f8fa;--grid:#eaeef2;--link:#0969da;
+--go:#1a7f37;--stop:#9a6700;--err:#cf222e;--hl:#fff4e6;--tag:#eaeef2;color-scheme:light}
+@media (prefers-color-scheme:dark){:root:not([data-theme=light]){--fg:#e6edf3;--bg:#0d1117;--muted:#8b949e;
+--line:#30363d;--soft:#161b22;--grid:#21262d;--link:#58a6ff;--go:#3fb950;--stop:#d29922;--err:#f85149;
+--hl:#2d2212;--tag:#21262d;color-scheme:dark}}
+:root[data-theme=dark]{--fg:#e6edf3;--bg:#0d1117;--muted:#8b949e;--line:#30363d;--soft:#161b22;
+--grid:#21262d;--link:#58a6ff;--go:#3fb950;--stop:#d29922;--err:#f85149;--hl:#2d2212;--tag:#21262d;
+color-scheme:dark}
+body{font-family:Inter,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:var(--fg);
+background:var(--bg);font-size:14px}
 main{padding:16px 24px;max-width:1400px}
-h1{font-size:1.4rem;margin:0 0 12px} h2{font-size:1.15rem;margin:28px 0 6px;border-top:1px solid #d0d7de;
+h1{font-size:1.4rem;margin:0 0 12px} h2{font-size:1.15rem;margin:28px 0 6px;border-top:1px solid var(--line);
 padding-top:14px} h3{font-size:1rem;margin:16px 0 6px}
-a{color:#0969da} table{border-collapse:collapse;margin:6px 0 10px;font-size:.9rem}
-th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa} td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.chosen td{background:#fff4e6} tr.refused td{color:#6e7781}
-.go{color:#1a7f37;font-weight:600} .stop{color:#9a6700;font-weight:600} .err{color:#cf222e}
-.tag{display:inline-block;font-size:.75rem;border-radius:8px;padding:0 6px;margin-left:4px;background:#eaeef2}
-.tag.chosen{background:#ffd8a8} .tag.best{background:#d3f9d8} .tag.optimal{background:#d0ebff}
+a{color:var(--link)} table{border-collapse:collapse;margin:6px 0 10px;font-size:.9rem}
+th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+th{background:var(--soft)} td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.chosen td{background:var(--hl)} tr.refused td{color:var(--muted)}
+.go{color:var(--go);font-weight:600} .stop{color:var(--stop);font-weight:600} .err{color:var(--err)}
+.tag{display:inline-block;font-size:.75rem;border-radius:8px;padding:0 6px;margin-left:4px;background:var(--tag)}
+.tag.chosen{outline:2px solid var(--fg)} .tag.best{background:#2da44e33} .tag.optimal{background:#218bff33}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:middle}
 form.filters{display:flex;gap:12px;align-items:end;flex-wrap:wrap;margin-bottom:12px}
 form.filters label{display:flex;flex-direction:column;font-size:.8rem;gap:2px}
+form.action{display:inline-block;margin:4px 8px 4px 0}
+button,input{font:inherit;color:var(--fg);background:var(--soft);border:1px solid var(--line);border-radius:6px;
+padding:3px 10px} button{cursor:pointer} button.primary{background:#017cee;color:#fff;border-color:#017cee}
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0;font-size:.9rem}
 dl.meta dt{font-weight:600} dl.meta dd{margin:0} code{font-size:.85rem;word-break:break-all}
-.muted{color:#6e7781} svg.chart{max-width:100%;height:auto;border:1px solid #eaeef2}
+.muted{color:var(--muted)} svg.chart{max-width:100%;height:auto;border:1px solid var(--grid)}
+svg.chart text{fill:var(--fg)} svg.chart .grid{stroke:var(--grid)} svg.chart .axis{stroke:var(--muted)}
+svg.chart .bound{stroke:var(--fg)} .cause{border-left:3px solid var(--err);padding:4px 10px;background:var(--soft)}
+details summary{cursor:pointer;color:var(--link)} nav.pages{margin:8px 0}
 """
+# Follows the Airflow UI's colour mode (same origin: next-themes keeps it in localStorage 'theme'),
+# else the system's.
+_THEME_JS = (
+    "try{var m=localStorage.getItem('theme');"
+    "if(m==='dark'||m==='light')document.documentElement.dataset.theme=m}catch(e){}"
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,13 +116,15 @@ def _result(group: Mapping[str, Any], strategy: str | None) -> Mapping[str, Any]
     return next((r for r in group.get("results") or () if r.get("strategy") == strategy), None)
 
 
-def chart_series(group: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
-    """(strategy, lag per member) to draw: ``current``, then the chosen one, then every other
-    measured strategy in evaluation order. Refused strategies have no lag and are left out."""
+def chart_series(group: Mapping[str, Any], every: bool = False) -> list[tuple[str, dict[str, int]]]:
+    """(strategy, lag per member) to draw: ``current`` and the chosen (or candidate) plan; with
+    ``every``, then every other measured strategy in evaluation order. Refused strategies have
+    no lag and are left out."""
     measured = [r for r in group.get("results") or () if isinstance(r.get("metrics"), Mapping)]
     first = [BASELINE, target_strategy(group)]
     ordered = [r for name in dict.fromkeys(first) for r in measured if r["strategy"] == name]
-    ordered += [r for r in measured if r not in ordered]
+    if every:
+        ordered += [r for r in measured if r not in ordered]
     return [
         (str(r["strategy"]), {str(k): int(v) for k, v in (r["metrics"].get("lag") or {}).items()})
         for r in ordered
@@ -138,29 +165,26 @@ def _nice_step(top: float, ticks: int = 5) -> float:
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
 
-def _colours(names: list[str], chosen: str | None) -> dict[str, str]:
-    out, others = {}, iter(_OTHER_COLOURS * (1 + len(names) // len(_OTHER_COLOURS)))
-    for name in names:
-        if name == BASELINE:
-            out[name] = _CURRENT_COLOUR
-        else:
-            out[name] = _CHOSEN_COLOUR if name == chosen else next(others)
-    return out
+def colour_of(strategy: str) -> str:
+    """The strategy's fixed colour (an unknown name gets a stable spare one)."""
+    if strategy in STRATEGY_COLOURS:
+        return STRATEGY_COLOURS[strategy]
+    return _SPARE_COLOURS[sum(strategy.encode()) % len(_SPARE_COLOURS)]
 
 
 # --------------------------------------------------------------------------------------------
 # SVG chart
 
 
-def lag_chart_svg(group: Mapping[str, Any]) -> str:
-    """Grouped bars: per consumer, its lag under ``current``, the chosen plan and every other
-    strategy, with a y axis, a dashed line at the lower bound on max lag and a legend."""
-    series = chart_series(group)
+def lag_chart_svg(group: Mapping[str, Any], every: bool = False) -> str:
+    """Grouped bars: per consumer, its lag under ``current`` and the chosen (or candidate) plan
+    (``every``: and every other strategy), each strategy in its fixed colour, the chosen one
+    outlined, with a y axis, a dashed line at the lower bound on max lag and a legend."""
+    series = chart_series(group, every)
     if not series:
         return '<p class="muted">no measured assignment to chart</p>'
     members = sorted({m for _, lags in series for m in lags})
     chosen = target_strategy(group)
-    colours = _colours([name for name, _ in series], chosen)
     bound = group.get("lower_bound_max_lag")
     top = max([0, *(v for _, lags in series for v in lags.values()), *([bound] if bound else [])])
     step = _nice_step(top) if top > 0 else 1
@@ -169,16 +193,18 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
     bar, gap, pad_l, pad_r, pad_t, plot_h = 9, 22, 64, 16, 12, 240
     width = max(720, pad_l + pad_r + len(members) * (len(series) * bar + gap))
     group_w = (width - pad_l - pad_r) / len(members)
-    bar = max(bar, min(18, int((group_w - gap) / len(series))))
+    bar = max(bar, min(28 if not every else 18, int((group_w - gap) / len(series))))
+    legend = [(name, colour_of(name)) for name, _ in series] + ([("lower bound", "")] if bound else [])
     legend_cols = max(1, (width - pad_l - pad_r) // 170)
-    legend_h = 20 * math.ceil(len(series) / legend_cols) + 8
+    legend_h = 20 * math.ceil(len(legend) / legend_cols) + 8
     height = pad_t + plot_h + 44 + legend_h
     go = bool((group.get("decision") or {}).get("go"))
 
     def y(v: float) -> float:
         return pad_t + plot_h - plot_h * v / y_max
 
-    title = f"lag per consumer, group {group.get('group')}"
+    kind = "every strategy" if every else "current, chosen and lower bound"
+    title = f"lag per consumer, group {group.get('group')} ({kind})"
     out = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
@@ -188,54 +214,66 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
     for i in range(ticks + 1):
         v = step * i
         out.append(
-            f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eaeef2"/>'
+            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+            'stroke="#eaeef2"/>'
         )
         out.append(
-            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" '
-            f'fill="#57606a">{_e(_compact(v))}</text>'
+            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{_e(_compact(v))}</text>'
         )
     mid = f"{pad_t + plot_h / 2:.0f}"
     out.append(
-        f'<text x="14" y="{mid}" font-size="11" fill="#57606a" '
-        f'transform="rotate(-90 14 {mid})" text-anchor="middle">lag (messages)</text>'
+        f'<text x="14" y="{mid}" font-size="11" transform="rotate(-90 14 {mid})" '
+        'text-anchor="middle">lag (messages)</text>'
     )
     for mi, member in enumerate(members):
         x0 = pad_l + mi * group_w + (group_w - len(series) * bar) / 2
         for si, (name, lags) in enumerate(series):
             v = lags.get(member, 0)
             x = x0 + si * bar
+            outline = (
+                ' stroke="currentColor" stroke-width="1.5"' if name == chosen and name != BASELINE else ""
+            )
             out.append(
-                f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bar - 1}" height="{y(0) - y(v):.1f}" '
-                f'fill="{colours[name]}"><title>{_e(member)} under {_e(name)}: '
-                f"{_e(_int(v))}</title></rect>"
+                f'<rect data-strategy="{_e(name)}" x="{x:.1f}" y="{y(v):.1f}" width="{bar - 1}" '
+                f'height="{y(0) - y(v):.1f}" fill="{colour_of(name)}"{outline}><title>{_e(member)} under '
+                f"{_e(name)}: {_e(_int(v))}</title></rect>"
             )
         label_x = x0 + len(series) * bar / 2
         out.append(
-            f'<text x="{label_x:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle" '
-            f'fill="#1f2328">{_e(member)}</text>'
+            f'<text x="{label_x:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle">'
+            f"{_e(member)}</text>"
         )
-    out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#57606a"/>')
+    out.append(
+        f'<line class="axis" x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#57606a"/>'
+    )
     if bound:
         out.append(
-            f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(bound):.1f}" y2="{y(bound):.1f}" '
+            f'<line class="bound" x1="{pad_l}" x2="{width - pad_r}" y1="{y(bound):.1f}" y2="{y(bound):.1f}" '
             f'stroke="#1f2328" stroke-dasharray="5 4"><title>lower bound on max lag: '
             f"{_e(_int(bound))}</title></line>"
         )
         out.append(
-            f'<text x="{width - pad_r - 2}" y="{y(bound) - 4:.1f}" font-size="10" text-anchor="end" '
-            f'fill="#1f2328">lower bound {_e(_compact(bound))}</text>'
+            f'<text x="{width - pad_r - 2}" y="{y(bound) - 4:.1f}" font-size="10" text-anchor="end">'
+            f"lower bound {_e(_compact(bound))}</text>"
         )
     ly = pad_t + plot_h + 34
     col_w = (width - pad_l - pad_r) / legend_cols
-    for si, (name, _) in enumerate(series):
+    for si, (name, colour) in enumerate(legend):
         lx = pad_l + (si % legend_cols) * col_w
         yy = ly + 20 * (si // legend_cols)
-        mark = (" (chosen)" if go else " (candidate)") if name == chosen and name != BASELINE else ""
-        label = name + mark
-        out.append(
-            f'<rect x="{lx:.1f}" y="{yy}" width="12" height="12" fill="{colours[name]}"/>'
-            f'<text x="{lx + 17:.1f}" y="{yy + 10}" font-size="12" fill="#1f2328">{_e(label)}</text>'
+        mark = (
+            (" (chosen)" if go else " (candidate, not applied)")
+            if name == chosen and name != BASELINE
+            else ""
         )
+        if colour:
+            out.append(f'<rect x="{lx:.1f}" y="{yy}" width="12" height="12" fill="{colour}"/>')
+        else:
+            out.append(
+                f'<line class="bound" x1="{lx:.1f}" x2="{lx + 12:.1f}" y1="{yy + 6}" y2="{yy + 6}" '
+                'stroke="#1f2328" stroke-dasharray="4 2"/>'
+            )
+        out.append(f'<text x="{lx + 17:.1f}" y="{yy + 10}" font-size="12">{_e(name + mark)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -245,11 +283,13 @@ def lag_chart_svg(group: Mapping[str, Any]) -> str:
 
 
 def page(title: str, body: str) -> str:
-    """A complete HTML document: inline CSS, nothing loaded from elsewhere."""
+    """A complete HTML document: inline CSS (light and dark, as Airflow's UI), nothing loaded
+    from elsewhere."""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>{body}</main></body></html>"
+        f"<title>{_e(title)}</title><script>{_THEME_JS}</script><style>{_CSS}</style></head>"
+        f"<body><main>{body}</main></body></html>"
     )
 
 
@@ -277,8 +317,51 @@ def _published(group: Mapping[str, Any]) -> str:
 def _gate(group: Mapping[str, Any]) -> str:
     d = group.get("decision")
     if d is None:
+        if group.get("error"):
+            return '<span class="err">not evaluated</span>'
         return '<span class="muted">no decision</span>'
     return '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
+
+
+def _reason(group: Mapping[str, Any]) -> str:
+    d = group.get("decision") or {}
+    return str(d.get("reason") or group.get("error") or "-")
+
+
+def _lag_change(group: Mapping[str, Any]) -> str:
+    """Max member lag now → under the chosen (or candidate) plan, from the gate's numbers."""
+    d = group.get("decision") or {}
+    before, after = d.get("current_max_lag"), d.get("chosen_max_lag")
+    if before is None:
+        return "-"
+    if after is None or not (d.get("chosen") or d.get("candidate")):
+        return _int(before)
+    return f"{_int(before)} → {_int(after)}" + ("" if d.get("go") else " (not applied)")
+
+
+def airflow_run_href(plan: Mapping[str, Any], task: str | None = None, airflow: str = "") -> str | None:
+    """The plan's DAG run in Airflow's UI (a task: its log), or None when not run by Airflow."""
+    dag, run = plan.get("dag_id"), plan.get("run_id")
+    if not dag or not run:
+        return None
+    href = f"{airflow}/dags/{quote(str(dag), safe='')}/runs/{quote(str(run), safe='')}"
+    return f"{href}/tasks/{quote(task, safe='')}" if task else href
+
+
+def failed_step(plan: Mapping[str, Any]) -> str | None:
+    """The step a failed plan stopped at, read from its recorded error ("step snapshot failed: ...")."""
+    found = re.match(r"step (\w+) failed", str(plan.get("error") or ""))
+    return found.group(1) if found else None
+
+
+def _cause_html(error: str, log_href: str | None = None) -> str:
+    why = hint(error)
+    out = f'<div class="cause"><p class="err">{_e(error)}</p>'
+    if why:
+        out += f"<p>what to do: {_e(why)}</p>"
+    if log_href:
+        out += f'<p><a target="_top" href="{_e(log_href)}">open the task log in Airflow</a></p>'
+    return out + "</div>"
 
 
 def plans_list_html(
@@ -288,12 +371,16 @@ def plans_list_html(
     since: str | None = None,
     until: str | None = None,
     plan_href: str = "plans/",
+    offset: int = 0,
+    limit: int = 50,
+    more: bool = False,
 ) -> str:
-    """The list of plans, newest first: time, trigger and who, per group the gate's decision,
-    the chosen strategy and the published version, with the filter form on top.
+    """The list of plans, newest first: time, DAG and trigger and who, per group the gate's
+    decision and reason, max lag before → after, the chosen strategy and the published version,
+    with the filter form on top and paging links below.
 
     ``details`` maps plan id to ``get_plan`` output (for per-group columns); a plan missing from
-    it shows only its counts.
+    it shows only its counts. ``more``: a next page exists.
     """
     form = (
         '<form class="filters" method="get" action="plans">'
@@ -309,31 +396,50 @@ def plans_list_html(
         d = details.get(pid)
         groups = (d or {}).get("groups") or []
         if groups:
-            names = "<br>".join(_e(g["group"]) for g in groups)
+            names = "<br>".join(
+                f'<a href="history?group={_e(quote(g["group"]))}">{_e(g["group"])}</a>' for g in groups
+            )
             gates = "<br>".join(_gate(g) for g in groups)
+            reasons = "<br>".join(_e(_reason(g)) for g in groups)
+            lags = "<br>".join(_e(_lag_change(g)) for g in groups)
             chosen = "<br>".join(_e((g.get("decision") or {}).get("chosen")) for g in groups)
             published = "<br>".join(_e(_published(g)) for g in groups)
         else:
             names = f'<span class="muted">{_e(p.get("groups", 0))} groups</span>'
             gates = f"{_e(p.get('go', 0))} go"
-            chosen = "-"
+            reasons = lags = chosen = "-"
             published = f"{_e(p.get('published', 0))} published"
         status = _e(p.get("status"))
         if p.get("error"):
-            status = f'<span class="err" title="{_e(p["error"])}">{status}</span>'
+            status = f'<span class="err" title="{_e(p["error"])}">{status}</span><br><small>{_e(p["error"])}</small>'
+        run = airflow_run_href(p)
+        dag = f'<a target="_top" href="{_e(run)}">{_e(p.get("dag_id"))}</a>' if run else _e(p.get("dag_id"))
         rows.append(
             f"<tr><td>{link}</td><td>{_e(_time(p.get('created_at')))}</td><td>{status}</td>"
-            f"<td>{_e(_trigger(p))}</td><td>{names}</td><td>{gates}</td><td>{chosen}</td>"
-            f"<td>{published}</td></tr>"
+            f"<td>{dag}</td><td>{_e(_trigger(p))}</td><td>{names}</td><td>{gates}</td><td>{reasons}</td>"
+            f"<td class=num>{lags}</td><td>{chosen}</td><td>{published}</td></tr>"
         )
     table = (
-        '<table class="plans"><thead><tr><th>plan</th><th>created (UTC)</th><th>status</th>'
-        "<th>trigger</th><th>groups</th><th>gate</th><th>chosen</th><th>published</th></tr></thead>"
+        '<table class="plans"><thead><tr><th>plan</th><th>created (UTC)</th><th>status</th><th>DAG</th>'
+        "<th>trigger</th><th>groups</th><th>gate</th><th>reason</th><th>max lag now → plan</th>"
+        "<th>chosen</th><th>published</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
         if rows
         else '<p class="muted">no plans match</p>'
     )
-    return page("lagassign: rebalance plans", f"<h1>Rebalance plans</h1>{form}{table}")
+    keep = {"group": group, "since": since, "until": until, "limit": limit if limit != 50 else None}
+
+    def page_link(label: str, at: int) -> str:
+        query = urlencode({k: v for k, v in {**keep, "offset": at or None}.items() if v})
+        return f'<a class="page" href="{_e("plans" + ("?" + query if query else ""))}">{label}</a>'
+
+    nav = []
+    if offset > 0:
+        nav.append(page_link("← newer", max(0, offset - limit)))
+    if more:
+        nav.append(page_link("older →", offset + limit))
+    pages = f'<nav class="pages">{" ".join(nav)}</nav>' if nav else ""
+    return page("lagassign: rebalance plans", f"<h1>Rebalance plans</h1>{form}{table}{pages}")
 
 
 def metrics_table_html(group: Mapping[str, Any]) -> str:
@@ -355,9 +461,10 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
                 '<span class="tag optimal" title="no plan under the rules it keeps does better">'
                 "optimal</span>"
             )
+        swatch = f'<span class="swatch" style="background:{colour_of(str(name))}"></span>'
         if "metrics" not in r or r.get("refused") is not None:
             rows.append(
-                f'<tr class="refused"><td>{_e(name)}{tags}</td>'
+                f'<tr class="refused"><td>{swatch}{_e(name)}{tags}</td>'
                 f'<td colspan="6">refused: {_e(r.get("refused"))}</td></tr>'
             )
             continue
@@ -372,7 +479,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
             note += f' <span class="muted">({len(r["withheld"])} withheld until revoked)</span>'
         cls = ' class="chosen"' if name == chosen and name != BASELINE else ""
         rows.append(
-            f"<tr{cls}><td>{_e(name)}{tags}{note}</td><td class=num>{_e(_int(m.get('max_lag')))}</td>"
+            f"<tr{cls}><td>{swatch}{_e(name)}{tags}{note}</td><td class=num>{_e(_int(m.get('max_lag')))}</td>"
             f"<td class=num>{_e(vs)}</td><td class=num>{_e(_ratio(m.get('imbalance')))}</td>"
             f"<td class=num>{_e(_int(m.get('lag_spread')))}</td>"
             f"<td class=num>{_e(_int(m.get('count_spread')))}</td>"
@@ -385,23 +492,62 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     )
 
 
-def moves_table_html(group: Mapping[str, Any]) -> str:
-    """Moves from the current assignment to the chosen (else candidate, else best) strategy."""
+def _moves_rows(moves: list[Move], lags: Mapping[tuple[str, int], int] | None) -> str:
+    return "".join(
+        f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td>"
+        f"<td class=num>{_e(_int((lags or {}).get((t, p))))}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
+        for t, p, a, b in moves
+    )
+
+
+def moves_table_html(group: Mapping[str, Any], lags: Mapping[tuple[str, int], int] | None = None) -> str:
+    """Moves from the current assignment to the chosen strategy, with each partition's lag
+    (``lags``, from the plan's snapshot, when it can be read). A group the gate stopped moves
+    nothing: its candidate's moves are shown folded, as what would have moved."""
     target = target_strategy(group)
     cur, tgt = _result(group, BASELINE), _result(group, target)
     if target is None or target == BASELINE or cur is None or tgt is None or "assignment" not in tgt:
         return '<p class="muted">no moves: nothing to move to</p>'
     moves = compute_moves(cur.get("assignment"), tgt.get("assignment"))
+    go = bool((group.get("decision") or {}).get("go"))
+    table = (
+        '<table class="moves"><thead><tr><th>topic</th><th>partition</th><th>lag</th><th>from</th>'
+        f"<th>to</th></tr></thead><tbody>{_moves_rows(moves, lags)}</tbody></table>"
+    )
+    if not go:
+        return (
+            '<p class="stop">Nothing moves: the gate stopped this plan.</p>'
+            f"<details><summary>what {_e(target)} would move if published ({len(moves)} "
+            f"partitions)</summary>{table if moves else ''}</details>"
+        )
     head = f"<h3>Moves: current → {_e(target)} ({len(moves)})</h3>"
     if not moves:
         return head + '<p class="muted">the same assignment: no partition moves</p>'
-    rows = "".join(
-        f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
-        for t, p, a, b in moves
-    )
+    return head + table
+
+
+def members_table_html(group: Mapping[str, Any]) -> str:
+    """Per member, under current and under the chosen (or candidate) plan: lag, partition count,
+    and the partitions it ends with."""
+    target = target_strategy(group)
+    cur, tgt = _result(group, BASELINE), _result(group, target)
+    if cur is None or tgt is None or target == BASELINE or "assignment" not in tgt:
+        return ""
+    cm, tm = cur.get("metrics") or {}, tgt.get("metrics") or {}
+    members = sorted(set(tgt.get("assignment") or {}) | set(cur.get("assignment") or {}))
+    rows = []
+    for m in members:
+        parts = sorted(tuple(tp) for tp in (tgt.get("assignment") or {}).get(m) or ())
+        shown = ", ".join(f"{t}-{p}" for t, p in parts)
+        rows.append(
+            f"<tr><td>{_e(m)}</td><td class=num>{_e(_int((cm.get('lag') or {}).get(m)))} → "
+            f"{_e(_int((tm.get('lag') or {}).get(m)))}</td><td class=num>{_e((cm.get('count') or {}).get(m))} → "
+            f"{_e((tm.get('count') or {}).get(m))}</td><td><code>{_e(shown)}</code></td></tr>"
+        )
     return (
-        head + '<table class="moves"><thead><tr><th>topic</th><th>partition</th><th>from</th>'
-        f"<th>to</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<h3>Members under {_e(target)}</h3>"
+        '<table class="members"><thead><tr><th>member</th><th>lag now → plan</th><th>partitions now → plan</th>'
+        f"<th>partitions under the plan</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -422,8 +568,60 @@ def _publications_html(group: Mapping[str, Any]) -> str:
     return f"<p>published:</p><ul>{''.join(items)}</ul>"
 
 
-def group_html(group: Mapping[str, Any]) -> str:
-    """One group of a plan: decision and reason, publications, chart, metrics table, moves."""
+def changes_since(group: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[str]:
+    """What changed for a group since its previous plan: members, partitions, max lag now,
+    the best strategy, the gate's verdict. Empty when there is no previous plan."""
+    if previous is None:
+        return []
+    out = []
+    for key, label in (("members", "members"), ("partitions", "partitions"), ("best", "best strategy")):
+        if previous.get(key) != group.get(key):
+            out.append(f"{label} {previous.get(key)} → {group.get(key)}")
+    was, now = previous.get("decision") or {}, group.get("decision") or {}
+    if was.get("current_max_lag") != now.get("current_max_lag"):
+        out.append(f"max lag now {_int(was.get('current_max_lag'))} → {_int(now.get('current_max_lag'))}")
+    if bool(was.get("go")) != bool(now.get("go")) and was and now:
+        out.append(f"gate {'go' if was.get('go') else 'stop'} → {'go' if now.get('go') else 'stop'}")
+    return out or ["nothing that the gate looks at"]
+
+
+def _actions_html(plan: Mapping[str, Any], group: Mapping[str, Any]) -> str:
+    """Buttons that trigger Airflow runs (authorised and recorded by Airflow): publish this
+    group's plan when it was not published, re-plan the group now."""
+    name = str(group.get("group"))
+    d = group.get("decision") or {}
+    target = d.get("chosen") or d.get("candidate")
+    published = any(p.get("state") == "published" for p in group.get("publications") or ())
+    hidden = f'<input type="hidden" name="plan_id" value="{_e(plan.get("id"))}"><input type="hidden" name="group" value="{_e(name)}">'
+    out = []
+    if (
+        target
+        and target != BASELINE
+        and not published
+        and not group.get("error")
+        and plan.get("status") == "succeeded"
+    ):
+        out.append(
+            f'<form class="action" method="post" action="../actions/publish">{hidden}'
+            f'<button class="primary" type="submit">publish this plan ({_e(target)})</button></form>'
+        )
+    out.append(
+        f'<form class="action" method="post" action="../actions/replan">{hidden}'
+        '<button type="submit">re-plan this group</button></form>'
+    )
+    out.append(f'<a href="../history?group={_e(quote(name))}">history of this group</a>')
+    return f'<div class="actions">{"".join(out)}</div>'
+
+
+def group_html(
+    group: Mapping[str, Any],
+    plan: Mapping[str, Any] | None = None,
+    previous: tuple[int, Mapping[str, Any]] | None = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+) -> str:
+    """One group of a plan: decision and reason, actions, what changed since the previous plan,
+    publications, chart (current, chosen, lower bound; every strategy folded), metrics, members
+    and moves."""
     name = group.get("group")
     d = group.get("decision")
     out = [f'<section class="group" id="group-{_e(name)}"><h2>group {_e(name)}</h2>']
@@ -432,9 +630,17 @@ def group_html(group: Mapping[str, Any]) -> str:
     else:
         verdict = '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
         out.append(f"<p>gate: {verdict}: {_e(d.get('reason'))}</p>")
+        if d.get("outcome"):
+            out.append(f"<p>publishing: {_e(d['outcome'])}</p>")
+    if plan is not None:
+        out.append(_actions_html(plan, group))
+    if previous is not None:
+        pid, prev = previous
+        changed = "; ".join(changes_since(group, prev))
+        out.append(f'<p class="changes">since <a href="{pid}">plan {pid}</a>: {_e(changed)}</p>')
     out.append(_publications_html(group))
     if group.get("error"):
-        out.append(f'<p class="err">not evaluated: {_e(group["error"])}</p></section>')
+        out.append(f"<p>not evaluated:</p>{_cause_html(str(group['error']))}</section>")
         return "".join(out)
     out.append(
         f'<p class="muted">{_e(group.get("members"))} members, {_e(group.get("partitions"))} '
@@ -442,41 +648,204 @@ def group_html(group: Mapping[str, Any]) -> str:
         f"best {_e(group.get('best'))}</p>"
     )
     out.append(lag_chart_svg(group))
+    out.append(
+        f'<details class="every"><summary>every strategy</summary>{lag_chart_svg(group, every=True)}</details>'
+    )
     out.append(metrics_table_html(group))
-    out.append(moves_table_html(group))
+    out.append(members_table_html(group))
+    out.append(moves_table_html(group, lags))
     out.append("</section>")
     return "".join(out)
 
 
-def plan_html(plan: Mapping[str, Any], list_href: str = "../plans") -> str:
-    """One plan: header (status, trigger and who, times, DAG run, snapshot, parameters), then
-    every group."""
+def plan_html(
+    plan: Mapping[str, Any],
+    list_href: str = "../plans",
+    previous: Mapping[str, tuple[int, Mapping[str, Any]]] | None = None,
+    lags: Mapping[str, Mapping[tuple[str, int], int]] | None = None,
+    notice: str | None = None,
+) -> str:
+    """One plan: header (status, trigger and who, times, DAG run linked to Airflow, snapshot,
+    parameters), the root cause of a failure with a link to the failed step's log, then every
+    group (``previous``: group -> its previous plan; ``lags``: group -> per-partition lag)."""
+    run_href = airflow_run_href(plan)
+    run_text = " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"
     meta = [
-        ("status", plan.get("status")),
-        ("trigger", _trigger(plan)),
-        ("created", f"{_time(plan.get('created_at'))} UTC"),
-        ("finished", f"{_time(plan.get('finished_at'))} UTC" if plan.get("finished_at") else "-"),
-        ("DAG run", " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"),
+        ("status", _e(plan.get("status"))),
+        ("trigger", _e(_trigger(plan))),
+        ("created", _e(f"{_time(plan.get('created_at'))} UTC")),
+        ("finished", _e(f"{_time(plan.get('finished_at'))} UTC" if plan.get("finished_at") else "-")),
+        (
+            "DAG run",
+            f'<a target="_top" href="{_e(run_href)}">{_e(run_text)}</a>' if run_href else _e(run_text),
+        ),
         (
             "snapshot",
-            f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"
-            if plan.get("snapshot_uri") or plan.get("snapshot_at")
-            else "-",
+            _e(
+                f"{plan.get('snapshot_uri') or '-'} (taken {_time(plan.get('snapshot_at'))} UTC)"
+                if plan.get("snapshot_uri") or plan.get("snapshot_at")
+                else "-"
+            ),
         ),
     ]
-    rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in meta)
+    rows = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in meta)
     params = plan.get("parameters")
     if params is not None:
         shown = json.dumps(params, sort_keys=True, default=str)
         rows += f"<dt>parameters</dt><dd><code>{_e(shown)}</code></dd>"
+    cause = ""
     if plan.get("error"):
-        rows += f'<dt>error</dt><dd class="err">{_e(plan["error"])}</dd>'
+        step = failed_step(plan)
+        cause = "<h3>Why it failed</h3>" + _cause_html(
+            str(plan["error"]), airflow_run_href(plan, step) if step else run_href
+        )
     groups = plan.get("groups") or []
-    body = "".join(group_html(g) for g in groups) or '<p class="muted">no groups recorded</p>'
+    not_evaluated = [g for g in groups if g.get("error")]
+    if groups and len(not_evaluated) == len(groups):
+        cause += (
+            f'<p class="stop">No group could be evaluated ({len(groups)}); first cause:</p>'
+            + _cause_html(f"{groups[0]['group']}: {groups[0]['error']}")
+        )
+    body = (
+        "".join(
+            group_html(g, plan, (previous or {}).get(g["group"]), (lags or {}).get(g["group"]))
+            for g in groups
+        )
+        or '<p class="muted">no groups recorded</p>'
+    )
+    note = f'<p class="notice">{_e(notice)}</p>' if notice else ""
     return page(
         f"lagassign: plan {plan.get('id')}",
-        f'<p><a href="{_e(list_href)}">← all plans</a></p><h1>Plan {_e(plan.get("id"))}</h1>'
-        f'<dl class="meta">{rows}</dl>{body}',
+        f'<p><a href="{_e(list_href)}">← all plans</a></p>{note}<h1>Plan {_e(plan.get("id"))}</h1>'
+        f'<dl class="meta">{rows}</dl>{cause}{body}',
+    )
+
+
+def history_chart_svg(rows: list[dict[str, Any]]) -> str:
+    """Max member lag of a group over time (oldest left): now (current) and under the plan
+    (chosen or candidate), one point per plan; published plans marked."""
+    points = [
+        r for r in rows if r.get("current_max_lag") is not None and isinstance(r.get("created_at"), datetime)
+    ]
+    if len(points) < 1:
+        return '<p class="muted">no measured plan to chart</p>'
+    points = sorted(points, key=lambda r: r["created_at"])
+    top = max(
+        [1, *(int(r["current_max_lag"]) for r in points), *(int(r.get("plan_max_lag") or 0) for r in points)]
+    )
+    step = _nice_step(top)
+    y_max = step * max(1, math.ceil(top / step))
+    width, pad_l, pad_r, pad_t, plot_h = 760, 64, 16, 12, 200
+    height = pad_t + plot_h + 60
+    span = max(1, len(points) - 1)
+
+    def x(i: int) -> float:
+        return pad_l + (width - pad_l - pad_r) * (i / span if len(points) > 1 else 0.5)
+
+    def y(v: float) -> float:
+        return pad_t + plot_h - plot_h * v / y_max
+
+    out = [
+        f'<svg class="chart history" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="max lag over time">'
+        "<title>max member lag over time</title>"
+    ]
+    for i in range(round(y_max / step) + 1):
+        v = step * i
+        out.append(
+            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eaeef2"/>'
+        )
+        out.append(
+            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{_e(_compact(v))}</text>'
+        )
+    for key, colour, label in (
+        ("current_max_lag", colour_of("current"), "now (current)"),
+        ("plan_max_lag", colour_of("lag-optimal"), "under the plan"),
+    ):
+        pts = [(x(i), y(int(r[key]))) for i, r in enumerate(points) if r.get(key) is not None]
+        if pts:
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+            out.append(
+                f'<polyline data-series="{key}" fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
+            )
+        for i, r in enumerate(points):
+            if r.get(key) is None:
+                continue
+            filled = colour if r.get("published") else "none"
+            out.append(
+                f'<circle cx="{x(i):.1f}" cy="{y(int(r[key])):.1f}" r="4" fill="{filled}" stroke="{colour}">'
+                f"<title>plan {_e(r['plan_id'])}: {_e(label)} {_e(_int(r[key]))}</title></circle>"
+            )
+    for i, r in enumerate(points):
+        if len(points) <= 12 or i in (0, len(points) - 1):
+            out.append(
+                f'<text x="{x(i):.1f}" y="{pad_t + plot_h + 16}" font-size="10" text-anchor="middle">'
+                f"{_e(r['created_at'].strftime('%m-%d %H:%M'))}</text>"
+            )
+    ly = pad_t + plot_h + 40
+    out.append(
+        f'<rect x="{pad_l}" y="{ly}" width="12" height="3" fill="{colour_of("current")}"/>'
+        f'<text x="{pad_l + 17}" y="{ly + 5}" font-size="12">max lag now (current)</text>'
+        f'<rect x="{pad_l + 200}" y="{ly}" width="12" height="3" fill="{colour_of("lag-optimal")}"/>'
+        f'<text x="{pad_l + 217}" y="{ly + 5}" font-size="12">under the plan (filled: published)</text>'
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, Any]] | None = None) -> str:
+    """A group across plans (newest first): per plan the gate's verdict, max lag and imbalance of
+    current and of the plan, versions published, failovers; a lag-over-time chart; roll-back
+    buttons for published versions; the group's live instances (``status``)."""
+    body = [f'<p><a href="plans">← all plans</a></p><h1>Group {_e(group)}</h1>']
+    if status is not None:
+        body.append(live_instances_html(status))
+    body.append("<h2>Max lag over time</h2>" + history_chart_svg(rows))
+    trs = []
+    for r in rows:
+        verdict = (
+            "-"
+            if r.get("go") is None
+            else ('<span class="go">go</span>' if r["go"] else '<span class="stop">stop</span>')
+        )
+        versions = ", ".join(f"v{v['version']} {v['state']}" for v in r.get("publications") or ()) or "-"
+        trs.append(
+            f'<tr><td><a href="plans/{_e(r["plan_id"])}#group-{_e(group)}">plan {_e(r["plan_id"])}</a></td>'
+            f"<td>{_e(_time(r.get('created_at')))}</td><td>{_e(r.get('trigger'))}"
+            f"{' (failover)' if r.get('trigger') == 'failover' else ''}</td><td>{verdict}</td>"
+            f"<td>{_e(r.get('reason') or r.get('error'))}</td>"
+            f"<td class=num>{_e(_int(r.get('current_max_lag')))}</td><td class=num>{_e(_ratio(r.get('current_imbalance')))}</td>"
+            f"<td>{_e(r.get('strategy'))}</td><td class=num>{_e(_int(r.get('plan_max_lag')))}</td>"
+            f"<td class=num>{_e(_ratio(r.get('plan_imbalance')))}</td><td>{_e(versions)}</td></tr>"
+        )
+    body.append(
+        "<h2>Plans</h2>"
+        + (
+            '<table class="history"><thead><tr><th>plan</th><th>created (UTC)</th><th>trigger</th><th>gate</th>'
+            "<th>reason</th><th>max lag now</th><th>imbalance now</th><th>plan</th><th>max lag under plan</th>"
+            f"<th>imbalance under plan</th><th>versions</th></tr></thead><tbody>{''.join(trs)}</tbody></table>"
+            if trs
+            else '<p class="muted">no plan has looked at this group</p>'
+        )
+    )
+    return page(f"lagassign: group {group}", "".join(body))
+
+
+def live_instances_html(instances: list[dict[str, Any]]) -> str:
+    """The group's instances as their status records say (``liveness`` view): alive or dead,
+    plan version, lag, rate, last seen."""
+    if not instances:
+        return '<h2>Live instances</h2><p class="muted">no instance announces itself on lagassign.status</p>'
+    rows = "".join(
+        f"<tr><td>{_e(i.get('instance'))}</td><td>{'<span class=go>alive</span>' if i.get('alive') else '<span class=err>dead</span>'}</td>"
+        f"<td class=num>{_e(i.get('version'))}</td><td class=num>{_e(_int(i.get('lag')))}</td>"
+        f"<td class=num>{_e(i.get('rate'))}</td><td>{_e(i.get('last_seen'))}</td><td>{_e(i.get('host'))}</td></tr>"
+        for i in instances
+    )
+    return (
+        '<h2>Live instances</h2><table class="instances"><thead><tr><th>instance</th><th>state</th>'
+        "<th>plan version</th><th>lag</th><th>rate (msg/s)</th><th>last seen (UTC)</th><th>host</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
     )
 
 

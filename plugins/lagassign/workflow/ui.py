@@ -1,7 +1,13 @@
 """The plans pages as a FastAPI app, mounted by the Airflow API server under ``/lagassign``.
 
-Routes (relative to the mount): ``GET /plans`` (list; ``group``, ``since``, ``until``, ``limit``),
-``GET /plans/{id}`` (one plan), and ``/plans.json``, ``/plans/{id}.json`` for machines.
+Routes (relative to the mount): ``GET /plans`` (list; ``group``, ``since``, ``until``, ``limit``,
+``offset``), ``GET /plans/{id}`` (one plan), ``GET /history?group=`` (a group across plans, its
+live instances), ``/plans.json``, ``/plans/{id}.json`` for machines, and two actions,
+``POST /actions/publish`` and ``POST /actions/replan``, which trigger an Airflow DAG run through
+Airflow's own REST API with the caller's token: Airflow decides whether this user may trigger
+that DAG, and the run (and the plan it records) names who did it. Actions accept only
+same-origin form posts (the Origin header must be this server), so no other site can make a
+logged-in browser trigger a run.
 
 Authentication: a mounted app is not covered by the API server's own security, so every route
 depends on ``require_login``. It resolves the caller exactly as Airflow's REST API does
@@ -17,9 +23,16 @@ AIRFLOW_HOME/lagassign.db), once per URL and kept for the process.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 import threading
-from datetime import date, datetime
+import time
+import urllib.error
+import urllib.request
+from datetime import UTC, date, datetime
 from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -166,19 +179,33 @@ def plans_list(
     since: str | None = None,
     until: str | None = None,
     limit: int = Query(50),
+    offset: int = Query(0, ge=0),
 ) -> Response:
-    """The list of plans with per-group gate decisions, chosen strategies and published versions."""
+    """The list of plans with per-group gate decisions, reasons, max lag before → after, chosen
+    strategies and published versions; paged by ``offset``."""
     filters = parse_filters(group, since, until, limit)
 
     def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
-        plans = store.list_plans(**filters)
+        plans = store.list_plans(**{**filters, "limit": filters["limit"] + 1}, offset=offset)
         return plans, store.plan_details(p["id"] for p in plans)
 
     out = _read(request, query)
     if isinstance(out, Response):
         return out
     plans, details = out
-    return HTMLResponse(plans_page.plans_list_html(plans, details, filters["group"], since, until))
+    more = len(plans) > filters["limit"]
+    return HTMLResponse(
+        plans_page.plans_list_html(
+            plans[: filters["limit"]],
+            details,
+            filters["group"],
+            since,
+            until,
+            offset=offset,
+            limit=filters["limit"],
+            more=more,
+        )
+    )
 
 
 @app.get("/plans.json")
@@ -204,9 +231,149 @@ def plan_json(request: Request, plan_id: int) -> Response:
 
 @app.get("/plans/{plan_id:int}", response_class=HTMLResponse)
 def plan_view(request: Request, plan_id: int) -> Response:
-    """One plan: per group the decision, chart, metrics and moves."""
-    out = _read(request, lambda store: store.get_plan(plan_id))
-    return out if isinstance(out, Response) else HTMLResponse(plans_page.plan_html(out))
+    """One plan: per group the decision, actions, what changed, chart, metrics, members and moves."""
+
+    def query(store: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        plan = store.get_plan(plan_id)
+        return plan, store.previous_groups(plan_id, [g["group"] for g in plan["groups"]])
+
+    out = _read(request, query)
+    if isinstance(out, Response):
+        return out
+    plan, previous = out
+    notice = request.query_params.get("notice")
+    return HTMLResponse(plans_page.plan_html(plan, previous=previous, notice=notice))
+
+
+@app.get("/history", response_class=HTMLResponse)
+def group_history(request: Request, group: str = Query(..., min_length=1)) -> Response:
+    """One group across plans, and its live instances when it announces itself."""
+    out = _read(request, lambda store: store.group_history(group))
+    if isinstance(out, Response):
+        return out
+    return HTMLResponse(plans_page.history_html(group, out, live_instances(group)))
+
+
+def live_instances(group: str, timeout: float = 5.0) -> list[dict[str, Any]] | None:
+    """The group's instances from the status topic (alive or not, newest record each), or None
+    when the topic cannot be read from here (no Kafka connection in the API server)."""
+    try:
+        from lagassign.kafka.status import read_status
+
+        from .hooks import LagassignKafkaHook
+
+        liveness = read_status(LagassignKafkaHook().get_config(), timeout=timeout, groups=[group])
+    except Exception:
+        return None
+    now = int(time.time() * 1000)
+    rows = []
+    for instance in sorted(liveness.known(group)):
+        st = liveness.status(group, instance)
+        if st is None:
+            continue
+        rows.append(
+            {
+                "instance": instance,
+                "alive": liveness.is_alive(group, instance, now),
+                "version": st.version,
+                "lag": st.lag,
+                "rate": st.rate,
+                "host": st.host,
+                "last_seen": datetime.fromtimestamp(st.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            }
+        )
+    return rows
+
+
+# -- actions: Airflow runs with parameters, triggered as the logged-in user ----------------------
+
+REVIEW_DAG = "lagassign_review"
+REPLAN_DAG = "lagassign_rebalance"
+
+
+def same_origin(request: Request) -> bool:
+    """A form post from this server's own pages (Origin, else Referer, names this host)."""
+    source = request.headers.get("origin") or request.headers.get("referer") or ""
+    return bool(source) and urlsplit(source).netloc == request.url.netloc
+
+
+def replan_conf(group: str, parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """A re-plan of one group: the reviewed plan's settings, the group alone, apply off."""
+    keep = ("strategies", "threshold", "min_improvement", "max_moves", "groups_file", "auto_offset_reset")
+    conf = {k: v for k, v in (parameters or {}).items() if k in keep and v is not None}
+    return {**conf, "groups": re.escape(group), "apply": False}
+
+
+def _token(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:]
+    return request.cookies.get("_token")
+
+
+def trigger_run(base: str, token: str, dag_id: str, conf: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """POST a DAG run to Airflow's REST API as the caller; (status, answer)."""
+    body = json.dumps({"logical_date": None, "conf": conf}).encode()
+    req = urllib.request.Request(
+        f"{base}/api/v2/dags/{quote(dag_id, safe='')}/dagRuns",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        try:
+            detail = json.loads(e.read() or b"{}")
+        except ValueError:
+            detail = {"detail": e.reason}
+        return e.code, detail
+
+
+async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
+    if not same_origin(request):
+        return _error(request, 403, "actions are accepted only from the plans pages of this server")
+    form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+    try:
+        plan_id = int(form.get("plan_id", ""))
+    except ValueError:
+        return _error(request, 400, "plan_id must be a plan number")
+    group = form.get("group") or ""
+    if not group:
+        return _error(request, 400, "group is required")
+    plan = _read(request, lambda store: store.get_plan(plan_id, evaluations=False))
+    if isinstance(plan, Response):
+        return plan
+    token = _token(request)
+    if not token:
+        raise LoginRequired("no token")
+    base = f"{request.url.scheme}://{request.url.netloc}"
+    status, answer = await asyncio.to_thread(
+        trigger_run, base, token, dag_id, make_conf(plan_id, group, plan)
+    )
+    if status >= 300:
+        detail = answer.get("detail") if isinstance(answer, dict) else answer
+        return _error(request, status, f"Airflow refused to trigger {dag_id}: {detail}")
+    run_id = answer.get("dag_run_id", "?")
+    notice = f"triggered {dag_id} run {run_id} for group {group} (state {answer.get('state', '?')})"
+    return RedirectResponse(f"../plans/{plan_id}?notice={quote(notice)}", status_code=303)
+
+
+@app.post("/actions/publish")
+async def publish_action(request: Request) -> Response:
+    """Publish one group of a reviewed plan: a ``lagassign_review`` run with its parameters."""
+    return await _action(
+        request, REVIEW_DAG, lambda plan_id, group, _plan: {"plan_id": plan_id, "group": group}
+    )
+
+
+@app.post("/actions/replan")
+async def replan_action(request: Request) -> Response:
+    """Re-plan one group now, apply off: a ``lagassign_rebalance`` run with the plan's settings."""
+    return await _action(
+        request, REPLAN_DAG, lambda _id, group, plan: replan_conf(group, plan.get("parameters"))
+    )
 
 
 @app.get("/plans/{rest:path}")
