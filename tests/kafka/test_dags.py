@@ -61,7 +61,7 @@ print(json.dumps({
 """
 
 
-def test_dagbag_loads_the_three_dags_without_errors(airflow):
+def test_dagbag_loads_the_four_dags_without_errors(airflow):
     _home, env = airflow
     out = subprocess.run(
         [sys.executable, "-c", _DAGBAG_REPORT, str(REPO / "dags")],
@@ -73,7 +73,12 @@ def test_dagbag_loads_the_three_dags_without_errors(airflow):
     )
     info = json.loads(out.stdout.strip().splitlines()[-1])
     assert info["errors"] == {}
-    assert info["dags"] == ["lagassign_daily", "lagassign_failover", "lagassign_rebalance"]
+    assert info["dags"] == [
+        "lagassign_daily",
+        "lagassign_failover",
+        "lagassign_rebalance",
+        "lagassign_review",
+    ]
     # The failover DAG is scheduled by an asset whose watcher is our status-topic trigger.
     assert info["failover_assets"] == ["lagassign_membership"]
     assert info["failover_watchers"] == ["MembershipTrigger"] and info["failover_tasks"] == ["failover"]
@@ -124,8 +129,9 @@ def test_rebalance_end_to_end_publishes_the_skewed_group_and_gates_the_balanced_
     assert f"group {prefix}orders-enricher: published" in run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("conf", [{"threshold": 0.5}, {"strategies": ["nope"]}, {"groups": "(["}])
-def test_invalid_params_fail_before_any_task_runs(airflow, conf):
+def test_invalid_params_fail_before_any_task_runs(airflow):
+    """A value outside the schema (an unknown strategy) is refused by Airflow itself."""
+    conf = {"strategies": ["nope"]}
     from lagassign.store import AuditStore
 
     _home, env = airflow
@@ -136,3 +142,25 @@ def test_invalid_params_fail_before_any_task_runs(airflow, conf):
     assert "ParamValidationError" in run.stdout + run.stderr or "Invalid input" in run.stdout + run.stderr
     with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
         assert len(store.list_plans()) == before
+
+
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        ({"threshold": 0.5}, "threshold must be a number ≥ 1.0"),
+        ({"groups": "(["}, "groups is not a valid regular expression"),
+    ],
+)
+def test_values_the_form_cannot_check_fail_at_start_with_one_recorded_line(airflow, conf, message):
+    """Ranges and regular expressions are checked by the start task (the form would clamp a
+    number to a schema minimum silently): the run fails with one line, recorded as a failed plan."""
+    from lagassign.store import AuditStore
+
+    _home, env = airflow
+    run = _dags_test(env, conf)
+    assert run.returncode != 0
+    assert message in run.stdout + run.stderr
+    with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
+        newest = store.list_plans(limit=1)[0]
+    assert newest["status"] == "failed" and message in newest["error"]
+    assert newest["error"].startswith("step start failed: ")

@@ -603,7 +603,8 @@ def _actions_html(plan: Mapping[str, Any], group: Mapping[str, Any]) -> str:
     ):
         out.append(
             f'<form class="action" method="post" action="../actions/publish">{hidden}'
-            f'<button class="primary" type="submit">publish this plan ({_e(target)})</button></form>'
+            f'<button class="primary" type="submit">publish this plan ({_e(target)})</button> '
+            '<label><input type="checkbox" name="dry_run" value="true"> dry run</label></form>'
         )
     out.append(
         f'<form class="action" method="post" action="../actions/replan">{hidden}'
@@ -800,6 +801,11 @@ def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, 
     body = [f'<p><a href="plans">← all plans</a></p><h1>Group {_e(group)}</h1>']
     if status is not None:
         body.append(live_instances_html(status))
+    else:
+        body.append(
+            '<h2>Live instances</h2><p class="muted">the status topic lagassign.status cannot be read '
+            "from the Airflow API server (no reachable lagassign_kafka connection)</p>"
+        )
     body.append("<h2>Max lag over time</h2>" + history_chart_svg(rows))
     trs = []
     for r in rows:

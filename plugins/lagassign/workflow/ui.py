@@ -254,7 +254,7 @@ def group_history(request: Request, group: str = Query(..., min_length=1)) -> Re
     return HTMLResponse(plans_page.history_html(group, out, live_instances(group)))
 
 
-def live_instances(group: str, timeout: float = 5.0) -> list[dict[str, Any]] | None:
+def live_instances(group: str, timeout: float = 3.0) -> list[dict[str, Any]] | None:
     """The group's instances from the status topic (alive or not, newest record each), or None
     when the topic cannot be read from here (no Kafka connection in the API server)."""
     try:
@@ -350,7 +350,7 @@ async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
         raise LoginRequired("no token")
     base = f"{request.url.scheme}://{request.url.netloc}"
     status, answer = await asyncio.to_thread(
-        trigger_run, base, token, dag_id, make_conf(plan_id, group, plan)
+        trigger_run, base, token, dag_id, make_conf(plan_id, group, plan, form)
     )
     if status >= 300:
         detail = answer.get("detail") if isinstance(answer, dict) else answer
@@ -364,7 +364,13 @@ async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
 async def publish_action(request: Request) -> Response:
     """Publish one group of a reviewed plan: a ``lagassign_review`` run with its parameters."""
     return await _action(
-        request, REVIEW_DAG, lambda plan_id, group, _plan: {"plan_id": plan_id, "group": group}
+        request,
+        REVIEW_DAG,
+        lambda plan_id, group, _plan, form: {
+            "plan_id": plan_id,
+            "group": group,
+            "dry_run": form.get("dry_run") == "true",
+        },
     )
 
 
@@ -372,7 +378,7 @@ async def publish_action(request: Request) -> Response:
 async def replan_action(request: Request) -> Response:
     """Re-plan one group now, apply off: a ``lagassign_rebalance`` run with the plan's settings."""
     return await _action(
-        request, REPLAN_DAG, lambda _id, group, plan: replan_conf(group, plan.get("parameters"))
+        request, REPLAN_DAG, lambda _id, group, plan, _form: replan_conf(group, plan.get("parameters"))
     )
 
 

@@ -1,0 +1,292 @@
+"""The operators' pages in a real ``airflow standalone``, driven by a real headless Chromium.
+
+Starts Airflow (API server, scheduler, DAG processor, triggerer; AIRFLOW_HOME in tmp, port
+chosen free, simple auth manager with a known admin password) with the repository's plugin and
+two of its DAGs, on an audit store holding real plans: one the gate stopped, one that went on,
+one that failed at its snapshot. Then, logged in through Airflow's own form: the list (DAG,
+reason, lag before -> after), a stopped plan (nothing moves; every strategy behind a toggle),
+"publish this plan" as a dry run (a real ``lagassign_review`` run that Airflow authorises,
+runs, and that records a new plan by admin), "re-plan this group" (a ``lagassign_rebalance``
+run with the group alone; the DAG stays paused, so it only queues), the failed plan's cause
+and its link to the task log, a group's history, and dark mode. Screenshots go to
+``artifacts/operators-*.png``.
+
+Needs /usr/bin/chromium and Playwright for Python; skipped when either is missing, failed
+under CI. No broker: the review run is a dry run, and nothing here reads Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lagassign.core.evaluate import evaluate
+from lagassign.core.gate import decide_all
+from lagassign.store import AuditStore
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = REPO / "artifacts"
+PASSWORD = "secret-for-tests"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
+SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
+GROUP = SKEWED["group"]
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _api(base: str, path: str, token: str, body: dict[str, Any] | None = None) -> Any:
+    req = urllib.request.Request(
+        f"{base}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        method="GET" if body is None else "POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def _seed(url: str) -> dict[str, int]:
+    """Three real plans of the skewed group: went on, stopped by the gate, failed at snapshot."""
+    ids = {}
+    with AuditStore(url) as store:
+        for name, threshold in (("went", 1.1), ("stopped", 50.0)):
+            pid = store.start_plan(
+                "scheduled" if name == "went" else "manual",
+                triggered_by=None if name == "went" else "alice",
+                dag_id="lagassign_daily" if name == "went" else "lagassign_rebalance",
+                run_id=f"{name}__1",
+                parameters={"threshold": threshold, "apply": False},
+            )
+            ev = evaluate(SKEWED)
+            store.record_evaluations(pid, [ev])
+            store.record_decisions(pid, decide_all([ev], threshold))
+            store.finish_plan(pid, "succeeded")
+            ids[name] = pid
+        pid = store.start_plan("manual", "alice", "lagassign_rebalance", "manual__failed", {"apply": False})
+        store.finish_plan(
+            pid,
+            "failed",
+            error="step snapshot failed: cannot read groups file /etc/groups.yaml: No such file or directory",
+        )
+        ids["failed"] = pid
+    return ids
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    home = tmp_path_factory.mktemp("airflow")
+    dags = home / "dags"
+    dags.mkdir()
+    for name in ("lagassign_review.py", "lagassign_rebalance.py"):
+        shutil.copy(REPO / "dags" / name, dags / name)
+    db_url = f"sqlite:///{home / 'lagassign.db'}"
+    ids = _seed(db_url)
+    passwords = home / "passwords.json"
+    passwords.write_text(json.dumps({"admin": PASSWORD}))
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": "2",
+        "AIRFLOW__CORE__AUTH_MANAGER": (
+            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
+        ),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API__BASE_URL": base,
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        "LAGASSIGN_DB_URL": db_url,
+        "LAGASSIGN_BASE_DIR": str(home / "runs"),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
+    env.pop("AIRFLOW_CONFIG", None)
+    airflow_bin = str(Path(sys.executable).parent / "airflow")
+    subprocess.run([airflow_bin, "db", "migrate"], env=env, check=True, capture_output=True, timeout=180)
+    log = (home / "standalone.log").open("w")
+    proc = subprocess.Popen(
+        [airflow_bin, "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 240
+        token = None
+        while True:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    "airflow standalone did not come up:\n" + (home / "standalone.log").read_text()[-4000:]
+                )
+            try:
+                if token is None:
+                    req = urllib.request.Request(
+                        f"{base}/auth/token",
+                        data=json.dumps({"username": "admin", "password": PASSWORD}).encode(),
+                        headers={"Content-Type": "application/json"},
+                    )
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        token = json.loads(r.read())["access_token"]
+                dags_seen = {d["dag_id"] for d in _api(base, "/api/v2/dags", token)["dags"]}
+                if {"lagassign_review", "lagassign_rebalance"} <= dags_seen:
+                    break
+            except OSError:
+                pass
+            time.sleep(2)
+        # The review DAG runs what the page triggers; the rebalance DAG stays paused (runs queue).
+        subprocess.run(
+            [airflow_bin, "dags", "unpause", "lagassign_review"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        yield {"base": base, "token": token, "ids": ids, "db": db_url, "log": home / "standalone.log"}
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
+        log.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"operators-{name}.png"), full_page=True)
+
+
+def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
+    if not Path(CHROMIUM).exists():
+        _missing(f"no Chromium at {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Playwright for Python is not installed")
+    base, ids, token = airflow["base"], airflow["ids"], airflow["token"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1360, "height": 900})
+            page.set_default_timeout(30_000)
+            page.goto(f"{base}/lagassign/plans")
+            page.wait_for_url("**/auth/login**")
+            page.locator("input[name='username']").fill("admin")
+            page.locator("input[name='password']").fill(PASSWORD)
+            page.locator("button[type='submit']").click()
+            page.wait_for_url(f"{base}/lagassign/plans")
+
+            # The list: DAG and trigger, the gate's reason, max lag before -> after, the failure.
+            table = page.locator("table.plans").inner_text()
+            assert "lagassign_daily" in table and "scheduled" in table
+            assert "imbalance" in table and "→" in table and "(not applied)" in table
+            assert "cannot read groups file" in table
+            _shot(page, "list")
+
+            # A plan the gate stopped: nothing moves; every strategy behind a toggle.
+            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+            body = page.locator("main").inner_text()
+            assert "Nothing moves: the gate stopped this plan." in body and "Moves:" not in body
+            assert page.locator("details.every svg.chart").is_hidden()
+            page.locator("details.every summary").click()
+            assert page.locator("details.every svg.chart").is_visible()
+            bars = page.locator("svg.chart").first.locator("rect[data-strategy]")
+            assert {bars.nth(i).get_attribute("data-strategy") for i in range(bars.count())} == {
+                "current",
+                "lag-optimal",
+            }
+            _shot(page, "stopped-plan")
+
+            # Publish it (dry run): a lagassign_review run, triggered as admin, that runs.
+            page.locator("form[action='../actions/publish'] input[name='dry_run']").check()
+            page.locator("form[action='../actions/publish'] button").click()
+            page.wait_for_url(f"**/lagassign/plans/{ids['stopped']}?notice=*")
+            assert "triggered lagassign_review run" in page.locator("p.notice").inner_text()
+            runs = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
+            (run,) = runs
+            assert run["conf"] == {"plan_id": ids["stopped"], "group": GROUP, "dry_run": True}
+            assert run["triggering_user_name"] == "admin"
+            deadline = time.monotonic() + 240
+            while run["state"] not in ("success", "failed") and time.monotonic() < deadline:
+                time.sleep(3)
+                run = _api(base, f"/api/v2/dags/lagassign_review/dagRuns/{run['dag_run_id']}", token)
+            assert run["state"] == "success", airflow["log"].read_text()[-3000:]
+            with AuditStore(airflow["db"]) as store:
+                newest = store.list_plans(limit=1)[0]
+                plan = store.get_plan(newest["id"])
+            assert plan["dag_id"] == "lagassign_review" and plan["triggered_by"] == "admin"
+            decision = plan["groups"][0]["decision"]
+            assert (
+                decision["go"]
+                and f"published on review of plan {ids['stopped']} by admin" in decision["reason"]
+            )
+            assert "dry run" in decision["outcome"]
+            page.goto(f"{base}/lagassign/plans/{plan['id']}")
+            assert "published on review" in page.locator("main").inner_text()
+            run_link = page.locator("dl.meta a").first.get_attribute("href")
+            assert run_link == f"/dags/lagassign_review/runs/{run['dag_run_id']}".replace(":", "%3A").replace(
+                "+", "%2B"
+            )
+            _shot(page, "reviewed-plan")
+
+            # Re-plan the group: a lagassign_rebalance run with the group alone (paused: queued).
+            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+            page.locator("form[action='../actions/replan'] button").click()
+            page.wait_for_url("**?notice=*")
+            (replan,) = _api(base, "/api/v2/dags/lagassign_rebalance/dagRuns", token)["dag_runs"]
+            assert replan["conf"]["groups"] == GROUP.replace("-", "\\-") and replan["conf"]["apply"] is False
+            assert replan["triggering_user_name"] == "admin"
+
+            # A failed plan: the cause, what to do, and the failed step's log in Airflow.
+            page.goto(f"{base}/lagassign/plans/{ids['failed']}")
+            cause = page.locator("div.cause").first
+            assert "cannot read groups file" in cause.inner_text()
+            assert "what to do: set the groups_file parameter" in cause.inner_text()
+            log_link = cause.locator("a").get_attribute("href")
+            assert log_link == "/dags/lagassign_rebalance/runs/manual__failed/tasks/snapshot"
+            _shot(page, "failed-plan")
+
+            # A group's history across plans.
+            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+            page.locator("a", has_text="history of this group").first.click()
+            page.wait_for_url("**/lagassign/history?group=*")
+            assert page.locator("svg.history polyline").count() == 2
+            assert page.locator("table.history tbody tr").count() >= 3
+            _shot(page, "history")
+
+            # Dark mode, as chosen in Airflow's UI (next-themes keeps it in localStorage).
+            page.evaluate("localStorage.setItem('theme', 'dark')")
+            page.goto(f"{base}/lagassign/plans/{ids['went']}")
+            bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            assert bg == "rgb(13, 17, 23)", bg
+            _shot(page, "dark-plan")
+        finally:
+            browser.close()
