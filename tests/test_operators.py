@@ -28,6 +28,7 @@ pytestmark = pytest.mark.airflow
 
 REPO = Path(__file__).resolve().parent.parent
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
+GROUP = SKEWED["group"]
 
 
 @pytest.fixture
@@ -420,3 +421,27 @@ def test_dagbag_has_the_four_dags_and_no_errors(tmp_path: Path) -> None:
         "lagassign_rebalance",
         "lagassign_review",
     ]
+
+
+def test_moves_show_each_partitions_lag_from_the_plans_snapshot(tmp_path: Path) -> None:
+    from lagassign.tables.synthetic import write_snapshot
+    from lagassign.workflow import plans_page
+    from lagassign.workflow.ui import partition_lags
+
+    folder = write_snapshot([SKEWED], tmp_path / "snapshot")
+    lags = partition_lags(str(folder), {GROUP})
+    given = {(p["topic"], p["partition"]): p.get("lag") for p in SKEWED["partitions"]}
+    assert {k: v for k, v in lags[GROUP].items() if given.get(k) is not None} == {
+        k: v for k, v in given.items() if v is not None
+    }
+    ev = evaluate(SKEWED)
+    group = {**ev, "decision": decide_all([ev])[0].to_dict()}
+    html = plans_page.moves_table_html(group, lags[GROUP])
+    (topic, part, *_), *_ = plans_page.compute_moves(
+        next(r for r in ev["results"] if r["strategy"] == "current")["assignment"],
+        next(r for r in ev["results"] if r["strategy"] == "lag-optimal")["assignment"],
+    )
+    assert (
+        f"<td>{topic}</td><td class=num>{part}</td><td class=num>{lags[GROUP][(topic, part)]:,}</td>" in html
+    )
+    assert partition_lags(str(tmp_path / "gone"), {GROUP}) == {}

@@ -195,7 +195,7 @@ def lag_chart_svg(group: Mapping[str, Any], every: bool = False) -> str:
     group_w = (width - pad_l - pad_r) / len(members)
     bar = max(bar, min(28 if not every else 18, int((group_w - gap) / len(series))))
     legend = [(name, colour_of(name)) for name, _ in series] + ([("lower bound", "")] if bound else [])
-    legend_cols = max(1, (width - pad_l - pad_r) // 170)
+    legend_cols = max(1, (width - pad_l - pad_r) // 230)
     legend_h = 20 * math.ceil(len(legend) / legend_cols) + 8
     height = pad_t + plot_h + 44 + legend_h
     go = bool((group.get("decision") or {}).get("go"))
@@ -779,8 +779,11 @@ def history_chart_svg(rows: list[dict[str, Any]]) -> str:
             )
     for i, r in enumerate(points):
         if len(points) <= 12 or i in (0, len(points) - 1):
+            anchor = (
+                "start" if i == 0 and len(points) > 1 else "end" if i == len(points) - 1 and i else "middle"
+            )
             out.append(
-                f'<text x="{x(i):.1f}" y="{pad_t + plot_h + 16}" font-size="10" text-anchor="middle">'
+                f'<text x="{x(i):.1f}" y="{pad_t + plot_h + 16}" font-size="10" text-anchor="{anchor}">'
                 f"{_e(r['created_at'].strftime('%m-%d %H:%M'))}</text>"
             )
     ly = pad_t + plot_h + 40

@@ -242,7 +242,27 @@ def plan_view(request: Request, plan_id: int) -> Response:
         return out
     plan, previous = out
     notice = request.query_params.get("notice")
-    return HTMLResponse(plans_page.plan_html(plan, previous=previous, notice=notice))
+    lags = partition_lags(plan.get("snapshot_uri"), {g["group"] for g in plan["groups"]})
+    return HTMLResponse(plans_page.plan_html(plan, previous=previous, lags=lags, notice=notice))
+
+
+def partition_lags(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict[tuple[str, int], int]]:
+    """Per group, the lag of each partition in the plan's snapshot (for the moves table); empty
+    when the snapshot is gone or unreadable from the API server (a page, not an error)."""
+    if not snapshot_uri:
+        return {}
+    try:
+        from lagassign.core.case import parse_case
+        from lagassign.tables.snapshot import read_snapshot
+
+        out = {}
+        for row, case in read_snapshot(snapshot_uri):
+            if case is not None and row["group"] in groups:
+                parsed = parse_case(case)
+                out[row["group"]] = {(tp.topic, tp.partition): st.lag for tp, st in parsed.partitions.items()}
+        return out
+    except Exception:
+        return {}
 
 
 @app.get("/history", response_class=HTMLResponse)
