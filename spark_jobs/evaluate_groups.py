@@ -27,8 +27,10 @@ from lagassign.pipeline.evaluation import load_params
 from lagassign.spark.submit import STACKED_COLUMNS, default_output_files, default_partitions, group_evaluator
 from lagassign.tables.evaluations import (
     EVALUATIONS,
+    LOG_GROUPS,
     EvaluationError,
     clear_output,
+    group_lines,
     make_summary,
     spark_ddl,
     write_summary,
@@ -128,6 +130,19 @@ def main(argv: list[str]) -> int:
             .first()
         )
         n_rows, n_groups, failures = check[0], check[1], [f.asDict() for f in check[2]]
+        found = (
+            spark.read.parquet(target)
+            .groupBy("group")
+            .agg(
+                F.max(F.when(F.col("strategy") == "current", F.col("max_lag"))).alias("current"),
+                F.max(F.when(F.col("best"), F.col("strategy"))).alias("best"),
+                F.max(F.when(F.col("best"), F.col("max_lag"))).alias("best_lag"),
+                F.max("error").alias("error"),
+            )
+            .orderBy("group")
+            .limit(LOG_GROUPS)
+            .collect()
+        )
         executor_lib = (
             spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("lagassign").__file__).first()
         )
@@ -152,6 +167,8 @@ def main(argv: list[str]) -> int:
             },
         )
         write_summary(out, summary)
+        for line in group_lines([r.asDict() for r in found], n_groups):
+            print(f"lagassign: {line}")
         print(
             f"lagassign: evaluated {n_groups} groups ({len(failures)} failed), {n_rows} rows "
             f"-> {out} in {summary['seconds']} s"

@@ -125,13 +125,27 @@ def spark_env(master: str | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if v}
 
 
+def log_config() -> Path | None:
+    """The driver's log4j2 settings next to the application (warnings only), if present."""
+    app = Path(os.environ.get("LAGASSIGN_SPARK_APP") or PROJECT_ROOT / "spark_jobs" / "evaluate_groups.py")
+    path = app.parent / "log4j2.properties"
+    return path if path.is_file() else None
+
+
 def spark_conf() -> dict[str, str]:
-    """Spark settings for the job (the job sets its shuffle partitions itself, from the groups)."""
-    return {
+    """Spark settings for the job (the job sets its shuffle partitions itself, from the groups).
+
+    The driver logs warnings only from its first line (``log4j2.properties``): ``spark.log.level``
+    applies once the context runs, after Spark's start-up lines filled the evaluate task's log."""
+    conf = {
         "spark.ui.enabled": "false",
         "spark.log.level": "WARN",
         "spark.python.worker.faulthandler.enabled": "true",
     }
+    logs = log_config()
+    if logs is not None:
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()}"
+    return conf
 
 
 def spark_submit_settings(master: str | None = None, build: bool = True) -> dict[str, Any]:

@@ -240,3 +240,27 @@ def read_evaluation_rows(out_dir: str | Path) -> list[dict[str, Any]]:
 def read_evaluations(out_dir: str | Path) -> list[GroupEvaluation]:
     """The evaluations, sorted by group, exactly as ``evaluate_snapshot`` returned them."""
     return evaluations_from_rows(read_evaluation_rows(out_dir))
+
+
+#: The evaluate log names at most this many groups (a daily run may hold thousands).
+LOG_GROUPS = 50
+
+
+def group_lines(rows: Sequence[Mapping[str, Any]], total: int, limit: int = LOG_GROUPS) -> list[str]:
+    """One log line per group (at most ``limit``, then how many more) from per-group rows
+    ``{group, current, best, best_lag, error}``: what the evaluation found, so the evaluate
+    task's log says more than Spark's start-up."""
+    lines = []
+    for r in list(rows)[:limit]:
+        if r.get("error"):
+            lines.append(f"group {r['group']}: not evaluated: {r['error']}")
+        elif r.get("best") is None or r.get("current") is None:
+            lines.append(f"group {r['group']}: no strategy could serve it")
+        else:
+            lines.append(
+                f"group {r['group']}: best {r['best']}, max lag {int(r['current']):,} now -> "
+                f"{int(r['best_lag']):,}"
+            )
+    if total > limit:
+        lines.append(f"... and {total - limit} more groups (the plans page has them all)")
+    return lines
