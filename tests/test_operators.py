@@ -445,3 +445,68 @@ def test_moves_show_each_partitions_lag_from_the_plans_snapshot(tmp_path: Path) 
         f"<td>{topic}</td><td class=num>{part}</td><td class=num>{lags[GROUP][(topic, part)]:,}</td>" in html
     )
     assert partition_lags(str(tmp_path / "gone"), {GROUP}) == {}
+
+
+def _published_twice(url: str) -> list[int]:
+    """Two plans of the skewed group that went on, published as versions 1 and 2."""
+    from datetime import UTC, datetime, timedelta
+
+    ids = []
+    for v in (1, 2):
+        pid = _plan_of(url, SKEWED)
+        with AuditStore(url) as store:
+            at = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(hours=v)
+            store.set_snapshot(pid, None, at)
+            store.mark_publication_pending(pid, GROUP, snapshot_at=at)
+            store.mark_published(GROUP, v)
+        ids.append(pid)
+    return ids
+
+
+def test_rolling_back_publishes_an_old_versions_members_as_a_new_audited_plan(tmp_path: Path) -> None:
+    from lagassign.pipeline import ParamsError
+    from lagassign.pipeline.review import roll_back
+    from lagassign.workflow import plans_page
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    first, _second = _published_twice(url)
+    with AuditStore(url) as store:
+        done = roll_back(store, None, GROUP, 1, "carol", "lagassign_review", "manual__rb", dry_run=True)
+        plan = store.get_plan(done["plan_id"])
+        with pytest.raises(ParamsError, match="version 7 was not published"):
+            roll_back(store, None, GROUP, 7, "carol", "lagassign_review", "manual__rb2", dry_run=True)
+        rows = store.group_history(GROUP)
+    assert plan["triggered_by"] == "carol" and plan["status"] == "succeeded"
+    assert plan["parameters"] == {"action": "rollback", "group": GROUP, "version": 1, "dry_run": True}
+    (g,) = plan["groups"]
+    assert (
+        g["decision"]["reason"] == f"roll back to version 1 (lag-optimal, published by plan {first}) by carol"
+    )
+    assert "dry run" in g["decision"]["outcome"]
+    html = plans_page.history_html(GROUP, rows, None)
+    # every published version but the newest (in force) can be rolled back to
+    assert "roll back to version 1" in html and "roll back to version 2" not in html
+    assert 'action="actions/rollback"' in html and "cannot be read" in html
+
+
+def test_live_instances_alive_or_dead_with_version_lag_rate_and_last_seen() -> None:
+    from lagassign.core.liveness import InstanceStatus, Liveness
+    from lagassign.workflow import plans_page
+    from lagassign.workflow.ui import instance_rows
+
+    now = 1_800_000_000_000
+    table = Liveness()
+    table.apply(
+        "g", "w0", InstanceStatus("g", "w0", now - 2_000, version=3, rate=120.5, lag=40, host="h0"), now
+    )
+    table.apply("g", "w1", InstanceStatus("g", "w1", now - 90_000, version=2, lag=9_000), now)
+    table.apply("other", "x", InstanceStatus("other", "x", now), now)
+    rows = instance_rows(table, "g", now)
+    assert [(r["instance"], r["alive"], r["version"], r["lag"]) for r in rows] == [
+        ("w0", True, 3, 40),
+        ("w1", False, 2, 9_000),
+    ]
+    assert rows[0]["last_seen"] == "2027-01-15 07:59:58"  # 2 s before now
+    html = plans_page.live_instances_html(rows)
+    assert "<span class=go>alive</span>" in html and "<span class=err>dead</span>" in html
+    assert "120.5" in html and "9,000" in html

@@ -27,6 +27,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,19 @@ def _seed(url: str) -> dict[str, int]:
             store.record_decisions(pid, decide_all([ev], threshold))
             store.finish_plan(pid, "succeeded")
             ids[name] = pid
+        # "went" published as version 1, then a later plan as version 2 (in force).
+        for v, pid in ((1, ids["went"]), (2, None)):
+            if pid is None:
+                pid = store.start_plan("scheduled", None, "lagassign_daily", "went__2", {"apply": True})
+                ev = evaluate(SKEWED)
+                store.record_evaluations(pid, [ev])
+                store.record_decisions(pid, decide_all([ev]))
+                store.finish_plan(pid, "succeeded")
+                ids["went2"] = pid
+            at = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(hours=v)
+            store.set_snapshot(pid, None, at)
+            store.mark_publication_pending(pid, GROUP, snapshot_at=at)
+            store.mark_published(GROUP, v)
         pid = store.start_plan("manual", "alice", "lagassign_rebalance", "manual__failed", {"apply": False})
         store.finish_plan(
             pid,
@@ -232,7 +246,12 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
             assert "triggered lagassign_review run" in page.locator("p.notice").inner_text()
             runs = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
             (run,) = runs
-            assert run["conf"] == {"plan_id": ids["stopped"], "group": GROUP, "dry_run": True}
+            assert run["conf"] == {
+                "action": "publish",
+                "plan_id": ids["stopped"],
+                "group": GROUP,
+                "dry_run": True,
+            }
             assert run["triggering_user_name"] == "admin"
             deadline = time.monotonic() + 240
             while run["state"] not in ("success", "failed") and time.monotonic() < deadline:
@@ -281,6 +300,25 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
             assert page.locator("svg.history polyline").count() == 2
             assert page.locator("table.history tbody tr").count() >= 3
             _shot(page, "history")
+
+            # Roll back to version 1 (dry run): another lagassign_review run, as admin.
+            form = page.locator("form[action='actions/rollback']")
+            assert form.count() == 1  # version 2 is in force; only version 1 can be gone back to
+            form.locator("input[name='dry_run']").check()
+            form.locator("button").click()
+            page.wait_for_url("**?notice=*")
+            runs = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
+            (back,) = [r for r in runs if r["conf"].get("action") == "rollback"]
+            assert back["conf"] == {"action": "rollback", "group": GROUP, "version": 1, "dry_run": True}
+            deadline = time.monotonic() + 240
+            while back["state"] not in ("success", "failed") and time.monotonic() < deadline:
+                time.sleep(3)
+                back = _api(base, f"/api/v2/dags/lagassign_review/dagRuns/{back['dag_run_id']}", token)
+            assert back["state"] == "success", airflow["log"].read_text()[-3000:]
+            with AuditStore(airflow["db"]) as store:
+                rolled = store.get_plan(store.list_plans(limit=1)[0]["id"])
+            assert rolled["triggered_by"] == "admin"
+            assert rolled["groups"][0]["decision"]["reason"].startswith("roll back to version 1 (lag-optimal")
 
             # Dark mode, as chosen in Airflow's UI (next-themes keeps it in localStorage).
             page.evaluate("localStorage.setItem('theme', 'dark')")

@@ -1,5 +1,5 @@
 """Review, then publish: publish a plan someone looked at (computed with apply off, or stopped by
-the gate), as its own audited run.
+the gate), or roll a group back to a version published before, each as its own audited run.
 
 The reviewed plan is never changed. A new plan is opened (trigger ``manual``, by the person who
 asked, from the ``lagassign_review`` DAG run) that carries the reviewed group's evaluation and
@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.gate import GateDecision
+from ..core.topics import PLAN_TOPIC
 from .params import ParamsError, PlanParams
 from .publish import publish_step
 
@@ -86,3 +87,82 @@ def publish_reviewed(
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcomes[0] if outcomes else None}
+
+
+def roll_back(
+    store: Any,
+    kafka_config: Mapping[str, Any] | None,
+    group: str,
+    version: int,
+    user: str | None,
+    dag_id: str,
+    run_id: str,
+    dry_run: bool = False,
+    plan_topic: str = PLAN_TOPIC,
+    log: Log = print,
+) -> dict[str, Any]:
+    """Publish again the members of ``group``'s published ``version``, as a new version and a
+    new audited plan (trigger ``manual``, by ``user``).
+
+    The same publishing rules as any plan: the version is reserved in the ledger against the
+    version in force (a race with another publisher loses cleanly), "unchanged" when that
+    assignment is already in force, a dry run writes nothing."""
+    from ..core.clock import utc_now
+    from ..core.plans import normalize_members
+    from ..core.publishing import PublishFacts, decide_publication
+    from ..kafka.applier import apply_publication
+
+    old = store.publication(group, version)
+    if old is None or old.get("state") != "published":
+        state = "never recorded" if old is None else old.get("state")
+        raise ParamsError(
+            f"group {group}: version {version} was not published ({state}); nothing to roll back to"
+        )
+    strategy = str(old.get("strategy") or "current")
+    record = {"action": "rollback", "group": group, "version": version, "dry_run": dry_run}
+    new_id = store.start_plan("manual", user, dag_id, run_id, record)
+    try:
+        now = utc_now()
+        store.set_snapshot(new_id, None, now)
+        reason = (
+            f"roll back to version {version} ({strategy}, published by plan {old.get('plan_id')}) "
+            f"by {user or 'an unnamed user'}"
+        )
+        decision = GateDecision(group, True, reason, chosen=strategy, candidate=strategy)
+        store.record_decisions(new_id, [decision])
+        log(f"plan {new_id}: group {group}: {reason}")
+        in_force = None
+        if kafka_config is not None and not dry_run:
+            from ..kafka.plans import PlanStore
+
+            with PlanStore(dict(kafka_config), plan_topic) as reader:
+                in_force = reader.read([group]).get(group)
+        facts = PublishFacts.now(
+            group,
+            strategy,
+            normalize_members(old["assignment"], group),
+            in_force,
+            store.ledger_state([group]).get(group, (None, 0)),
+            plan_id=new_id,
+            kind="assign",
+            snapshot_at=now,
+            snapshot_version=in_force.version if in_force else None,
+            changed=None,
+        )
+        action = decide_publication(facts, True, dry_run, False)
+        topic = None
+        if action.writes:
+            from ..kafka.plans import PlanStore
+
+            topic = PlanStore(dict(kafka_config or {}), plan_topic)
+        try:
+            outcome = apply_publication(store, topic, new_id, facts, action, False)
+        finally:
+            if topic is not None:
+                topic.close()
+        log(f"group {group}: {outcome.reason}")
+    except Exception as exc:
+        store.finish_plan(new_id, "failed", error=f"step publish failed: {' '.join(str(exc).split())}")
+        raise
+    store.finish_plan(new_id, "succeeded")
+    return {"plan_id": new_id, "outcome": outcome.to_dict()}

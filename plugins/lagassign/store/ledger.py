@@ -158,6 +158,15 @@ class Ledger(StoreBase):
             newest = {r.group_name: publication_of(r) for r in rows}
         return {g: (newest.get(g), int(tops.get(g) or 0)) for g in names}
 
+    def publication(self, group: str, version: int) -> dict[str, Any] | None:
+        """The publication of ``group`` at ``version`` (any state), or None."""
+        q = sa.select(publications_t).where(
+            publications_t.c.group_name == group, publications_t.c.version == version
+        )
+        with self._engine.connect() as conn:
+            row = conn.execute(q).first()
+        return publication_of(row) if row is not None else None
+
     def last_published(self, group: str) -> dict[str, Any] | None:
         """The group's published plan with the highest version, or None."""
         q = (

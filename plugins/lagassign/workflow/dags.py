@@ -242,11 +242,25 @@ REVIEW_DAG_ID = "lagassign_review"
 def review_params() -> dict[str, Param]:
     """The form of ``lagassign_review`` (the plans page fills it in)."""
     return {
+        "action": Param(
+            "publish",
+            type="string",
+            enum=["publish", "rollback"],
+            title="Action",
+            description="publish: the group's plan from the reviewed plan; rollback: publish again "
+            "the members of a version published before, as a new version.",
+        ),
         "plan_id": Param(
             None,
             type=["null", "integer"],
             title="Plan",
-            description="The reviewed plan's number (see Rebalance plans).",
+            description="publish: the reviewed plan's number (see Rebalance plans).",
+        ),
+        "version": Param(
+            None,
+            type=["null", "integer"],
+            title="Version",
+            description="rollback: the published version to go back to.",
         ),
         "group": Param(None, type=["null", "string"], title="Group", description="The group to publish."),
         "dry_run": Param(
@@ -259,7 +273,8 @@ def review_params() -> dict[str, Param]:
 
 
 def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
-    """``lagassign_review``: publish one group of a plan someone reviewed, as its own audited plan.
+    """``lagassign_review``: publish one group of a plan someone reviewed, or roll a group back
+    to a version published before, each as its own audited plan.
 
     Triggered from the plans page ("publish this plan"), so Airflow's permission to trigger
     this DAG is what authorises a publication, and the run records who asked."""

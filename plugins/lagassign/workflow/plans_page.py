@@ -811,7 +811,19 @@ def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, 
         )
     body.append("<h2>Max lag over time</h2>" + history_chart_svg(rows))
     trs = []
+    newest = max(
+        (v["version"] for r in rows for v in r.get("publications") or () if v.get("state") == "published"),
+        default=None,
+    )
     for r in rows:
+        back = "".join(
+            f'<form class="action" method="post" action="actions/rollback"><input type="hidden" name="plan_id" value="{_e(r["plan_id"])}">'
+            f'<input type="hidden" name="group" value="{_e(group)}"><input type="hidden" name="version" value="{_e(v["version"])}">'
+            f'<button type="submit">roll back to version {_e(v["version"])}</button> '
+            '<label><input type="checkbox" name="dry_run" value="true"> dry run</label></form>'
+            for v in r.get("publications") or ()
+            if v.get("state") == "published" and v["version"] != newest
+        )
         verdict = (
             "-"
             if r.get("go") is None
@@ -825,7 +837,7 @@ def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, 
             f"<td>{_e(r.get('reason') or r.get('error'))}</td>"
             f"<td class=num>{_e(_int(r.get('current_max_lag')))}</td><td class=num>{_e(_ratio(r.get('current_imbalance')))}</td>"
             f"<td>{_e(r.get('strategy'))}</td><td class=num>{_e(_int(r.get('plan_max_lag')))}</td>"
-            f"<td class=num>{_e(_ratio(r.get('plan_imbalance')))}</td><td>{_e(versions)}</td></tr>"
+            f"<td class=num>{_e(_ratio(r.get('plan_imbalance')))}</td><td>{_e(versions)}{back}</td></tr>"
         )
     body.append(
         "<h2>Plans</h2>"

@@ -207,19 +207,35 @@ def failover(
 def review(
     conf: Mapping[str, Any], kafka_conn_id: str, dag_id: str, run_id: str, user: str | None
 ) -> dict[str, Any]:
-    """Publish a reviewed plan's group (the plans page's "publish this plan" button)."""
-    from ..pipeline.review import publish_reviewed
+    """The plans page's actions: publish a reviewed plan's group, or roll a group back to a
+    version published before."""
+    from ..pipeline.review import publish_reviewed, roll_back
 
-    plan_id, group = conf.get("plan_id"), conf.get("group")
-    if not isinstance(plan_id, int) or isinstance(plan_id, bool) or plan_id < 1 or not group:
-        raise StepFailed(f"plan_id (a plan number) and group are required, got {plan_id!r} and {group!r}")
+    action, group = conf.get("action") or "publish", conf.get("group")
     dry_run = bool(conf.get("dry_run"))
+    version: int = conf.get("version") or 0
+    plan_id: int = conf.get("plan_id") or 0
+    if not group:
+        raise StepFailed("group is required")
+    if action == "rollback":
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise StepFailed(
+                f"version (a published version number) is required to roll back, got {version!r}"
+            )
+    elif action == "publish":
+        if not isinstance(plan_id, int) or isinstance(plan_id, bool) or plan_id < 1:
+            raise StepFailed(f"plan_id (a plan number) is required to publish, got {plan_id!r}")
+    else:
+        raise StepFailed(f"action must be publish or rollback, got {action!r}")
     config = None if dry_run else LagassignKafkaHook(kafka_conn_id).get_config()
     with open_store() as store:
         try:
-            done = publish_reviewed(
-                store, config, plan_id, str(group), user, dag_id, run_id, dry_run, log=_say
-            )
+            if action == "rollback":
+                done = roll_back(store, config, str(group), version, user, dag_id, run_id, dry_run, log=_say)
+            else:
+                done = publish_reviewed(
+                    store, config, plan_id, str(group), user, dag_id, run_id, dry_run, log=_say
+                )
         except LagassignError as exc:
             raise StepFailed(_one_line(exc)) from None
     outcome = done.get("outcome") or {}

@@ -2,12 +2,12 @@
 
 Routes (relative to the mount): ``GET /plans`` (list; ``group``, ``since``, ``until``, ``limit``,
 ``offset``), ``GET /plans/{id}`` (one plan), ``GET /history?group=`` (a group across plans, its
-live instances), ``/plans.json``, ``/plans/{id}.json`` for machines, and two actions,
-``POST /actions/publish`` and ``POST /actions/replan``, which trigger an Airflow DAG run through
-Airflow's own REST API with the caller's token: Airflow decides whether this user may trigger
-that DAG, and the run (and the plan it records) names who did it. Actions accept only
-same-origin form posts (the Origin header must be this server), so no other site can make a
-logged-in browser trigger a run.
+live instances), ``/plans.json``, ``/plans/{id}.json`` for machines, and three actions,
+``POST /actions/publish``, ``/actions/rollback`` and ``/actions/replan``, which trigger an
+Airflow DAG run through Airflow's own REST API with the caller's token: Airflow decides
+whether this user may trigger that DAG, and the run (and the plan it records) names who did
+it. Actions accept only same-origin form posts (the Origin header must be this server), so no
+other site can make a logged-in browser trigger a run.
 
 Authentication: a mounted app is not covered by the API server's own security, so every route
 depends on ``require_login``. It resolves the caller exactly as Airflow's REST API does
@@ -285,7 +285,12 @@ def live_instances(group: str, timeout: float = 3.0) -> list[dict[str, Any]] | N
         liveness = read_status(LagassignKafkaHook().get_config(), timeout=timeout, groups=[group])
     except Exception:
         return None
-    now = int(time.time() * 1000)
+    return instance_rows(liveness, group, int(time.time() * 1000))
+
+
+def instance_rows(liveness: Any, group: str, now_ms: int) -> list[dict[str, Any]]:
+    """The group's instances in a ``core.liveness.Liveness`` table, for the page: alive or dead
+    (silent longer than its session timeout), plan version, lag, rate, host, last seen (UTC)."""
     rows = []
     for instance in sorted(liveness.known(group)):
         st = liveness.status(group, instance)
@@ -294,7 +299,7 @@ def live_instances(group: str, timeout: float = 3.0) -> list[dict[str, Any]] | N
         rows.append(
             {
                 "instance": instance,
-                "alive": liveness.is_alive(group, instance, now),
+                "alive": liveness.is_alive(group, instance, now_ms),
                 "version": st.version,
                 "lag": st.lag,
                 "rate": st.rate,
@@ -387,11 +392,30 @@ async def publish_action(request: Request) -> Response:
         request,
         REVIEW_DAG,
         lambda plan_id, group, _plan, form: {
+            "action": "publish",
             "plan_id": plan_id,
             "group": group,
             "dry_run": form.get("dry_run") == "true",
         },
     )
+
+
+@app.post("/actions/rollback")
+async def rollback_action(request: Request) -> Response:
+    """Roll a group back to a version published before: a ``lagassign_review`` run."""
+
+    def conf(_plan_id: int, group: str, _plan: Any, form: dict[str, str]) -> dict[str, Any]:
+        version = form.get("version", "")
+        if not version.isdigit():
+            raise BadRequest("version must be a published version number")
+        return {
+            "action": "rollback",
+            "group": group,
+            "version": int(version),
+            "dry_run": form.get("dry_run") == "true",
+        }
+
+    return await _action(request, REVIEW_DAG, conf)
 
 
 @app.post("/actions/replan")
