@@ -87,6 +87,8 @@ def test_a_scheduled_start_is_recorded_as_scheduled(store_url: str, caplog: pyte
         plan = store.get_plan(run["plan_id"])
     assert plan["trigger"] == "scheduled" and plan["triggered_by"] is None
     assert "scheduled run by the scheduler" in caplog.text
+    # the run's log links to the plan's page (Airflow -> plan; the page links back to the run)
+    assert f"/lagassign/plans/{run['plan_id']}" in caplog.text
 
 
 # -- defects 2, 3, 4: trigger forms submittable with their defaults, rules said, daily settings

@@ -59,6 +59,17 @@ def _step(run: Mapping[str, Any], name: str) -> Iterator[None]:
         raise StepFailed(f"step {name} failed: {cause}") from exc
 
 
+def plan_url(plan_id: int) -> str:
+    """The plan's page, for the task logs (Airflow's ``[api] base_url`` when set, else a path)."""
+    try:
+        from airflow.configuration import conf
+
+        base = str(conf.get("api", "base_url", fallback="") or "").rstrip("/")
+    except Exception:  # outside a configured Airflow: the path alone still helps
+        base = ""
+    return f"{base}/lagassign/plans/{plan_id}"
+
+
 def trigger_of(run_type: object) -> str:
     """The audit trail's trigger for an Airflow run type.
 
@@ -100,7 +111,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object,
     # The Spark job takes its parameters from this file, never from an interpolated command line.
     write_params(evaluation_params(run["snapshot"], run["evaluations"], plan_params), run["spark_params"])
     who = user or ("the scheduler" if trigger == "scheduled" else "an unnamed user")
-    _say(f"plan {plan_id}: {trigger} run by {who}; folder {folder}")
+    _say(f"plan {plan_id}: {trigger} run by {who}; folder {folder}; page {plan_url(plan_id)}")
     return run
 
 
@@ -150,11 +161,11 @@ def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None
     with open_store() as store:
         if failed is None:
             store.finish_plan(run["plan_id"], "succeeded")
-            _say(f"plan {run['plan_id']}: succeeded")
+            _say(f"plan {run['plan_id']}: succeeded; page {plan_url(run['plan_id'])}")
             return
         error = store.get_plan(run["plan_id"], evaluations=False).get("error") or failure_text(failed)
         store.finish_plan(run["plan_id"], "failed", error=error)
-    raise StepFailed(f"plan {run['plan_id']}: {error}; recorded as failed")
+    raise StepFailed(f"plan {run['plan_id']}: {error}; recorded as failed ({plan_url(run['plan_id'])})")
 
 
 def failure_text(step: str) -> str:
