@@ -115,7 +115,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     home = tmp_path_factory.mktemp("airflow")
     dags = home / "dags"
     dags.mkdir()
-    for name in ("lagassign_review.py", "lagassign_rebalance.py"):
+    for name in ("lagassign_review.py", "lagassign_rebalance.py", "lagassign_daily.py"):
         shutil.copy(REPO / "dags" / name, dags / name)
     db_url = f"sqlite:///{home / 'lagassign.db'}"
     ids = _seed(db_url)
@@ -169,7 +169,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                     with urllib.request.urlopen(req, timeout=10) as r:
                         token = json.loads(r.read())["access_token"]
                 dags_seen = {d["dag_id"] for d in _api(base, "/api/v2/dags", token)["dags"]}
-                if {"lagassign_review", "lagassign_rebalance"} <= dags_seen:
+                if {"lagassign_review", "lagassign_rebalance", "lagassign_daily"} <= dags_seen:
                     break
             except OSError:
                 pass
@@ -326,5 +326,39 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
             bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
             assert bg == "rgb(13, 17, 23)", bg
             _shot(page, "dark-plan")
+            page.evaluate("localStorage.setItem('theme', 'light')")
+
+            # Airflow's trigger forms: submittable with their defaults, showing what applies;
+            # a number is kept as typed (not clamped), and the start task refuses it in one line.
+            for dag in ("lagassign_daily", "lagassign_rebalance"):
+                page.goto(f"{base}/dags/{dag}")
+                page.get_by_role("button", name="Trigger").first.click()
+                dialog = page.locator("[role=dialog][data-scope=dialog]")
+                dialog.get_by_text("Run Parameters").wait_for()
+                assert dialog.get_by_role("button", name="Trigger").is_enabled(), dag
+                text = dialog.inner_text()
+                assert "Imbalance threshold" in text and "A number ≥ 1.0" in text and "Groups file" in text
+                if dag == "lagassign_daily":
+                    assert "Scheduled runs take it from the Airflow Variable lagassign_apply" in text
+                    _shot(page, "daily-form")
+                    page.keyboard.press("Escape")
+            threshold = dialog.locator("input[inputmode=decimal]").first
+            assert threshold.input_value() == "1.1"
+            threshold.fill("0.5")
+            threshold.blur()
+            assert threshold.input_value() == "0.5"  # not clamped to 1 behind the user's back
+            dialog.get_by_role("button", name="Trigger").click()
+            page.wait_for_url("**/dags/lagassign_rebalance/runs/**")
+            deadline = time.monotonic() + 240
+            refused = None
+            while refused is None and time.monotonic() < deadline:
+                time.sleep(3)
+                with AuditStore(airflow["db"]) as store:
+                    refused = next((p for p in store.list_plans() if "got 0.5" in (p["error"] or "")), None)
+            assert refused is not None, airflow["log"].read_text()[-3000:]
+            assert refused["error"] == (
+                "step start failed: threshold must be a number ≥ 1.0 (max/mean member lag), got 0.5"
+            )
+            assert refused["triggered_by"] == "admin" and refused["status"] == "failed"
         finally:
             browser.close()

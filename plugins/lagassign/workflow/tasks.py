@@ -156,7 +156,10 @@ def publish(run: Mapping[str, Any], decisions: list[dict], kafka_conn_id: str) -
 def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None:
     """Close the plan in the audit trail: succeeded, or failed at the first step that did not end."""
     if run is None:
-        raise RuntimeError("the run never started (its parameters were refused); nothing recorded")
+        raise StepFailed(
+            "the run never started: its parameters were refused (the start task's log and the plans "
+            "page say why)"
+        )
     failed = next((s for s in STEPS if not completed.get(s)), None)
     with open_store() as store:
         if failed is None:
