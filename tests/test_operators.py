@@ -512,3 +512,15 @@ def test_live_instances_alive_or_dead_with_version_lag_rate_and_last_seen() -> N
     html = plans_page.live_instances_html(rows)
     assert "<span class=go>alive</span>" in html and "<span class=err>dead</span>" in html
     assert "120.5" in html and "9,000" in html
+
+
+def test_history_marks_failovers_and_says_who(tmp_path: Path) -> None:
+    from lagassign.workflow import plans_page
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    _plan_of(url, SKEWED, trigger="failover", by="asset event")
+    _plan_of(url, SKEWED, by="dora")
+    with AuditStore(url) as store:
+        html = plans_page.history_html(GROUP, store.group_history(GROUP), [])
+    assert '<tr class="failover">' in html and '<span class="stop">failover by asset event</span>' in html
+    assert "<td>manual by dora</td>" in html

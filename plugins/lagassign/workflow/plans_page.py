@@ -830,10 +830,13 @@ def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, 
             else ('<span class="go">go</span>' if r["go"] else '<span class="stop">stop</span>')
         )
         versions = ", ".join(f"v{v['version']} {v['state']}" for v in r.get("publications") or ()) or "-"
+        by = f" by {r['triggered_by']}" if r.get("triggered_by") else ""
+        trigger = _e(f"{r.get('trigger')}{by}")
+        if r.get("trigger") == "failover":  # an instance died or joined: stands out in the history
+            trigger = f'<span class="stop">{trigger}</span>'
         trs.append(
-            f'<tr><td><a href="plans/{_e(r["plan_id"])}#group-{_e(group)}">plan {_e(r["plan_id"])}</a></td>'
-            f"<td>{_e(_time(r.get('created_at')))}</td><td>{_e(r.get('trigger'))}"
-            f"{' (failover)' if r.get('trigger') == 'failover' else ''}</td><td>{verdict}</td>"
+            f'<tr class="{_e(r.get("trigger"))}"><td><a href="plans/{_e(r["plan_id"])}#group-{_e(group)}">plan {_e(r["plan_id"])}</a></td>'
+            f"<td>{_e(_time(r.get('created_at')))}</td><td>{trigger}</td><td>{verdict}</td>"
             f"<td>{_e(r.get('reason') or r.get('error'))}</td>"
             f"<td class=num>{_e(_int(r.get('current_max_lag')))}</td><td class=num>{_e(_ratio(r.get('current_imbalance')))}</td>"
             f"<td>{_e(r.get('strategy'))}</td><td class=num>{_e(_int(r.get('plan_max_lag')))}</td>"
