@@ -275,6 +275,23 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
                 "+", "%2B"
             )
             _shot(page, "reviewed-plan")
+            # Both ways: the task's log names the plan's page, the plan's page opens the run.
+            logs = _api(
+                base,
+                f"/api/v2/dags/lagassign_review/dagRuns/{run['dag_run_id']}/taskInstances/publish/logs/1",
+                token,
+            )
+            assert f"/lagassign/plans/{plan['id']}" in json.dumps(logs)
+            page.locator("dl.meta a").first.click()
+            page.wait_for_url("**/dags/lagassign_review/runs/**")
+            page.get_by_text("publish", exact=True).first.wait_for()
+
+            # The plans page inside Airflow's UI (its navigation entry).
+            page.goto(base)
+            page.get_by_role("link", name="Rebalance plans").first.click()
+            frame = page.frame_locator("iframe").first
+            assert frame.locator("h1").inner_text() == "Rebalance plans"
+            _shot(page, "in-airflow")
 
             # Re-plan the group: a lagassign_rebalance run with the group alone (paused: queued).
             page.goto(f"{base}/lagassign/plans/{ids['stopped']}")

@@ -253,5 +253,6 @@ def review(
         except LagassignError as exc:
             raise StepFailed(_one_line(exc)) from None
     outcome = done.get("outcome") or {}
-    _say(f"plan {done['plan_id']}: group {group}: {outcome.get('reason', 'nothing published')}")
+    reason = outcome.get("reason", "nothing published")
+    _say(f"plan {done['plan_id']}: group {group}: {reason}; page {plan_url(done['plan_id'])}")
     return done
