@@ -182,7 +182,8 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             capture_output=True,
             timeout=120,
         )
-        yield {"base": base, "token": token, "ids": ids, "db": db_url, "log": home / "standalone.log"}
+        log_path = home / "standalone.log"
+        yield {"base": base, "token": token, "ids": ids, "db": db_url, "log": log_path, "env": env}
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -377,5 +378,28 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
                 "step start failed: threshold must be a number ≥ 1.0 (max/mean member lag), got 0.5"
             )
             assert refused["triggered_by"] == "admin" and refused["status"] == "failed"
+
+            # A scheduled run of lagassign_daily is recorded as scheduled (it then fails at its
+            # snapshot: there is no Kafka here, and the plan says so).
+            subprocess.run(
+                [str(Path(sys.executable).parent / "airflow"), "dags", "unpause", "lagassign_daily"],
+                env=airflow["env"],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+            deadline = time.monotonic() + 240
+            daily = None
+            while time.monotonic() < deadline:
+                time.sleep(3)
+                with AuditStore(airflow["db"]) as store:
+                    daily = next(
+                        (p for p in store.list_plans() if str(p["run_id"]).startswith("scheduled__")), None
+                    )
+                if daily is not None and daily["status"] != "running":
+                    break
+            assert daily is not None, airflow["log"].read_text()[-3000:]
+            assert daily["trigger"] == "scheduled" and daily["triggered_by"] is None
+            assert daily["status"] == "failed" and daily["error"].startswith("step snapshot failed: "), daily
         finally:
             browser.close()
