@@ -524,3 +524,22 @@ def test_history_marks_failovers_and_says_who(tmp_path: Path) -> None:
         html = plans_page.history_html(GROUP, store.group_history(GROUP), [])
     assert '<tr class="failover">' in html and '<span class="stop">failover by asset event</span>' in html
     assert "<td>manual by dora</td>" in html
+
+
+@pytest.mark.db
+def test_history_previous_paging_and_rollback_on_postgresql(pg_url: str) -> None:
+    """The new store queries (history, previous plan, offset, publication by version) on the
+    real PostgreSQL too."""
+    from lagassign.pipeline.review import roll_back
+
+    stopped = _plan_of(pg_url, SKEWED, threshold=50.0)
+    first, second = _published_twice(pg_url)
+    with AuditStore(pg_url) as store:
+        rows = store.group_history(GROUP)
+        assert [r["plan_id"] for r in rows] == [second, first, stopped]
+        assert [r["published"] for r in rows] == [True, True, False]
+        assert store.previous_groups(second, [GROUP])[GROUP][0] == first
+        assert [p["id"] for p in store.list_plans(limit=1, offset=2)] == [stopped]
+        assert store.publication(GROUP, 2)["plan_id"] == second
+        done = roll_back(store, None, GROUP, 1, "erin", "lagassign_review", "manual__pg", dry_run=True)
+        assert store.get_plan(done["plan_id"])["status"] == "succeeded"
