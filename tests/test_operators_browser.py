@@ -70,8 +70,11 @@ def _api(base: str, path: str, token: str, body: dict[str, Any] | None = None) -
         return json.loads(r.read() or b"{}")
 
 
-def _seed(url: str) -> dict[str, int]:
-    """Three real plans of the skewed group: went on, stopped by the gate, failed at snapshot."""
+def _seed(url: str, snapshots: Path) -> dict[str, int]:
+    """Real plans of the skewed group: went on (published v1, then v2 by a later plan), stopped
+    by the gate (with its snapshot, for per-partition lag), failed at its snapshot."""
+    from lagassign.tables.synthetic import snapshot_tables
+
     ids = {}
     with AuditStore(url) as store:
         for name, threshold in (("went", 1.1), ("stopped", 50.0)):
@@ -87,6 +90,11 @@ def _seed(url: str) -> dict[str, int]:
             store.record_decisions(pid, decide_all([ev], threshold))
             store.finish_plan(pid, "succeeded")
             ids[name] = pid
+        snap = snapshot_tables([SKEWED])
+        for row in snap.groups:  # as a group of assign() consumers would be read (publishable)
+            row["kind"] = "assign"
+        folder = snap.write(snapshots / "stopped")
+        store.set_snapshot(ids["stopped"], str(folder), datetime.now(UTC))
         # "went" published as version 1, then a later plan as version 2 (in force).
         for v, pid in ((1, ids["went"]), (2, None)):
             if pid is None:
@@ -118,9 +126,9 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     for name in ("lagassign_review.py", "lagassign_rebalance.py", "lagassign_daily.py"):
         shutil.copy(REPO / "dags" / name, dags / name)
     db_url = f"sqlite:///{home / 'lagassign.db'}"
-    ids = _seed(db_url)
+    ids = _seed(db_url, home)
     passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": PASSWORD}))
+    passwords.write_text(json.dumps({"admin": PASSWORD, "viewer": PASSWORD}))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
@@ -133,7 +141,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         "AIRFLOW__CORE__AUTH_MANAGER": (
             "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
         ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
@@ -239,6 +247,25 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
                 "lag-optimal",
             }
             _shot(page, "stopped-plan")
+            # per-partition lag in the (folded) moves, from the plan's snapshot
+            page.locator("details", has_text="would move if published").locator("summary").click()
+            lags = page.locator("table.moves tbody tr td:nth-child(3)")
+            assert lags.count() > 0 and all(lags.nth(i).inner_text() != "-" for i in range(lags.count()))
+
+            # A viewer may read the plan but not publish it: Airflow refuses the run.
+            viewer = browser.new_page()
+            viewer.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+            viewer.wait_for_url("**/auth/login**")
+            viewer.locator("input[name='username']").fill("viewer")
+            viewer.locator("input[name='password']").fill(PASSWORD)
+            viewer.locator("button[type='submit']").click()
+            viewer.wait_for_url(f"**/lagassign/plans/{ids['stopped']}")
+            with viewer.expect_response("**/lagassign/actions/publish") as answer:
+                viewer.locator("form[action='../actions/publish'] button").click()
+            assert answer.value.status == 403
+            assert "Airflow refused to trigger lagassign_review" in viewer.locator("p.err").inner_text()
+            assert _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"] == []
+            viewer.close()
 
             # Publish it (dry run): a lagassign_review run, triggered as admin, that runs.
             page.locator("form[action='../actions/publish'] input[name='dry_run']").check()
