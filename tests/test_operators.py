@@ -543,3 +543,23 @@ def test_history_previous_paging_and_rollback_on_postgresql(pg_url: str) -> None
         assert store.publication(GROUP, 2)["plan_id"] == second
         done = roll_back(store, None, GROUP, 1, "erin", "lagassign_review", "manual__pg", dry_run=True)
         assert store.get_plan(done["plan_id"])["status"] == "succeeded"
+
+
+def test_a_subscribe_group_offers_no_publish_button(tmp_path: Path) -> None:
+    """A discovered subscribe() group's consumers cannot follow a static plan: the page says so
+    instead of offering a publication the publish step would refuse."""
+    from lagassign.tables.synthetic import write_snapshot
+    from lagassign.workflow import plans_page
+    from lagassign.workflow.ui import group_kinds
+
+    folder = write_snapshot([SKEWED], tmp_path / "snapshot")  # read as a subscribe() group
+    kinds = group_kinds(str(folder), {GROUP})
+    assert kinds == {GROUP: "subscribe"}
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with AuditStore(url) as store:
+        plan = store.get_plan(_plan_of(url, SKEWED, threshold=50.0))
+    html = plans_page.plan_html(plan, kinds=kinds)
+    assert "publish this plan" not in html and "not publishable: a subscribe() group" in html
+    assert "re-plan this group" in html
+    assert "publish this plan" in plans_page.plan_html(plan, kinds={GROUP: "assign"})
+    assert group_kinds(str(tmp_path / "gone"), {GROUP}) == {}

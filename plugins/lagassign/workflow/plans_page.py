@@ -585,9 +585,10 @@ def changes_since(group: Mapping[str, Any], previous: Mapping[str, Any] | None) 
     return out or ["nothing that the gate looks at"]
 
 
-def _actions_html(plan: Mapping[str, Any], group: Mapping[str, Any]) -> str:
+def _actions_html(plan: Mapping[str, Any], group: Mapping[str, Any], kind: str | None = None) -> str:
     """Buttons that trigger Airflow runs (authorised and recorded by Airflow): publish this
-    group's plan when it was not published, re-plan the group now."""
+    group's plan when it was not published (not for a subscribe() group: its consumers cannot
+    follow a static plan), re-plan the group now."""
     name = str(group.get("group"))
     d = group.get("decision") or {}
     target = d.get("chosen") or d.get("candidate")
@@ -595,6 +596,18 @@ def _actions_html(plan: Mapping[str, Any], group: Mapping[str, Any]) -> str:
     hidden = f'<input type="hidden" name="plan_id" value="{_e(plan.get("id"))}"><input type="hidden" name="group" value="{_e(name)}">'
     out = []
     if (
+        target
+        and target != BASELINE
+        and not published
+        and not group.get("error")
+        and plan.get("status") == "succeeded"
+        and kind == "subscribe"
+    ):
+        out.append(
+            '<span class="muted">not publishable: a subscribe() group, assigned by its group '
+            "coordinator (run its consumers in assign() mode with PlanConsumer to follow plans)</span> "
+        )
+    elif (
         target
         and target != BASELINE
         and not published
@@ -619,8 +632,10 @@ def group_html(
     plan: Mapping[str, Any] | None = None,
     previous: tuple[int, Mapping[str, Any]] | None = None,
     lags: Mapping[tuple[str, int], int] | None = None,
+    kind: str | None = None,
 ) -> str:
-    """One group of a plan: decision and reason, actions, what changed since the previous plan,
+    """One group of a plan (``kind``: assign or subscribe, from its snapshot, when known):
+    decision and reason, actions, what changed since the previous plan,
     publications, chart (current, chosen, lower bound; every strategy folded), metrics, members
     and moves."""
     name = group.get("group")
@@ -634,7 +649,7 @@ def group_html(
         if d.get("outcome"):
             out.append(f"<p>publishing: {_e(d['outcome'])}</p>")
     if plan is not None:
-        out.append(_actions_html(plan, group))
+        out.append(_actions_html(plan, group, kind))
     if previous is not None:
         pid, prev = previous
         changed = "; ".join(changes_since(group, prev))
@@ -665,6 +680,7 @@ def plan_html(
     previous: Mapping[str, tuple[int, Mapping[str, Any]]] | None = None,
     lags: Mapping[str, Mapping[tuple[str, int], int]] | None = None,
     notice: str | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> str:
     """One plan: header (status, trigger and who, times, DAG run linked to Airflow, snapshot,
     parameters), the root cause of a failure with a link to the failed step's log, then every
@@ -709,7 +725,13 @@ def plan_html(
         )
     body = (
         "".join(
-            group_html(g, plan, (previous or {}).get(g["group"]), (lags or {}).get(g["group"]))
+            group_html(
+                g,
+                plan,
+                (previous or {}).get(g["group"]),
+                (lags or {}).get(g["group"]),
+                (kinds or {}).get(g["group"]),
+            )
             for g in groups
         )
         or '<p class="muted">no groups recorded</p>'

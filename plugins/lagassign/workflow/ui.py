@@ -242,8 +242,26 @@ def plan_view(request: Request, plan_id: int) -> Response:
         return out
     plan, previous = out
     notice = request.query_params.get("notice")
-    lags = partition_lags(plan.get("snapshot_uri"), {g["group"] for g in plan["groups"]})
-    return HTMLResponse(plans_page.plan_html(plan, previous=previous, lags=lags, notice=notice))
+    names = {g["group"] for g in plan["groups"]}
+    lags = partition_lags(plan.get("snapshot_uri"), names)
+    kinds = group_kinds(plan.get("snapshot_uri"), names)
+    return HTMLResponse(plans_page.plan_html(plan, previous=previous, lags=lags, notice=notice, kinds=kinds))
+
+
+def group_kinds(snapshot_uri: str | None, groups: set[str]) -> dict[str, str]:
+    """Per group, ``assign`` or ``subscribe`` as its snapshot recorded it (empty when unreadable)."""
+    if not snapshot_uri:
+        return {}
+    try:
+        from lagassign.tables.snapshot import group_rows
+
+        return {
+            g: str(r.get("kind"))
+            for g, r in group_rows(snapshot_uri).items()
+            if g in groups and r.get("kind")
+        }
+    except Exception:
+        return {}
 
 
 def partition_lags(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict[tuple[str, int], int]]:
