@@ -563,3 +563,21 @@ def test_a_subscribe_group_offers_no_publish_button(tmp_path: Path) -> None:
     assert "re-plan this group" in html
     assert "publish this plan" in plans_page.plan_html(plan, kinds={GROUP: "assign"})
     assert group_kinds(str(tmp_path / "gone"), {GROUP}) == {}
+
+
+def test_review_without_kafka_settings_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lagassign.workflow import tasks
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LAGASSIGN_DB",
+        json.dumps({"conn_type": "generic", "extra": {"url": f"sqlite:///{tmp_path / 'a.db'}"}}),
+    )
+    monkeypatch.delenv("AIRFLOW_CONN_LAGASSIGN_KAFKA", raising=False)
+    with pytest.raises(tasks.StepFailed, match=r"^no Kafka settings to publish with: "):
+        tasks.review(
+            {"plan_id": 1, "group": GROUP}, "lagassign_kafka", "lagassign_review", "manual__k", "bob"
+        )
+    with pytest.raises(tasks.StepFailed, match="action must be publish or rollback"):
+        tasks.review({"action": "nope", "group": GROUP}, "lagassign_kafka", "lagassign_review", "m", "bob")

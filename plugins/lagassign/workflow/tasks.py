@@ -241,7 +241,10 @@ def review(
             raise StepFailed(f"plan_id (a plan number) is required to publish, got {plan_id!r}")
     else:
         raise StepFailed(f"action must be publish or rollback, got {action!r}")
-    config = None if dry_run else LagassignKafkaHook(kafka_conn_id).get_config()
+    try:
+        config = None if dry_run else LagassignKafkaHook(kafka_conn_id).get_config()
+    except Exception as exc:
+        raise StepFailed(f"no Kafka settings to publish with: {_one_line(exc)}") from exc
     with open_store() as store:
         try:
             if action == "rollback":
