@@ -27,7 +27,7 @@ _HINTS: tuple[tuple[str, str], ...] = (
         "e.g. orders-.* or ^(billing|audit)$",
     ),
     (
-        r"threshold must be|min_improvement must be|max_moves must be|exact_budget must be",
+        r"(threshold|min_improvement|max_moves|exact_budget|max_catch_up_s) must be",
         "fix the value in the trigger form; each field's description gives its range",
     ),
     (

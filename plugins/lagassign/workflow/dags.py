@@ -83,10 +83,9 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
         "max_catch_up_s": Param(
             None,
             type=["null", "number"],
-            exclusiveMinimum=0,
             title="Max catch-up (s)",
-            description="Groups whose members state capacities also go on when their slowest "
-            "member needs longer than this many seconds to catch up (empty: off).",
+            description="Seconds > 0: groups whose members state capacities also go on when their "
+            "slowest member needs longer than this many seconds to catch up (empty: off).",
         ),
         "exact_budget": Param(
             None,

@@ -38,8 +38,9 @@ STRATEGY_COLOURS: dict[str, str] = {
     "cooperative-sticky": "#8c564b",
     "constrained-sticky": "#9467bd",
     "fair": "#bcbd22",
+    "drain-optimal": "#17becf",
 }
-_SPARE_COLOURS = ("#17becf", "#1f77b4", "#2ca02c", "#ff7f0e")
+_SPARE_COLOURS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#393b79")
 
 _CSS = """
 :root{--fg:#1f2328;--bg:#fff;--muted:#6e7781;--line:#d0d7de;--soft:#f6f8fa;--grid:#eaeef2;--link:#0969da;
