@@ -24,6 +24,7 @@ import time
 from lagassign.core.case import parse_case
 from lagassign.core.catchup import lower_bound_catch_up, member_times
 from lagassign.core.strategies import get_strategy
+from lagassign.core.strategies.drain_optimal import proportional_lower_bound
 
 SIZES = [(4, 12), (8, 40), (12, 100), (20, 200)]
 
@@ -98,7 +99,7 @@ def main() -> int:
             t0 = time.perf_counter()
             drain = worst(group, "drain-optimal")
             ms.append((time.perf_counter() - t0) * 1000)
-            bound = lower_bound_catch_up(group)
+            bound = proportional_lower_bound(group) if not args.mixed else lower_bound_catch_up(group)
             if drain == math.inf:  # no plan under the count rules catches up: not a ratio
                 hopeless += 1
                 continue

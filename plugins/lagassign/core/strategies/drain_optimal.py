@@ -14,9 +14,11 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
    stays smallest) and, when members own partitions, a sticky one (owned partitions stay, up to
    each member's count); both then fill members below their count.
 3. Local search: the slowest member moves a partition to, or swaps one with, another member
-   wherever both then finish strictly sooner than it did; then partitions go back to their
-   owner wherever that costs nothing in the largest time. ``max_moves`` caps the partitions
-   that leave their owner.
+   wherever both then finish strictly sooner than it did; where none is left, it pools its
+   partitions with another member's and deals them out again the best possible way (pools of
+   up to 12 partitions, without ``max_moves``); then partitions go back to their owner
+   wherever that costs nothing in the largest time. ``max_moves`` caps the partitions that
+   leave their owner.
 4. The best seed wins: smallest largest time, then fewest moves. Members that can never catch
    up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
 
@@ -33,13 +35,15 @@ partition and C1 three: both finish after 60 s, the bound (2,400 messages / 40 p
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
 
-from ..catchup import capacity, inflow, timed
+from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_up, timed
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
@@ -60,6 +64,33 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
         low = math.floor(share + 1e-9)
         out[mid] = (low, low if abs(share - low) < 1e-9 else low + 1)
     return out
+
+
+def proportional_lower_bound(group: GroupSnapshot) -> float:
+    """A largest catch-up time no plan under the proportional counts beats (shared subscription).
+
+    Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
+    least the partitions the others have no room for, and at best the lightest ones, so
+    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many.
+    """
+    bound = lower_bound_catch_up(group)
+    if not (timed(group) and group.identical_subscriptions):
+        return bound
+    counts = proportional_counts(group)
+    lags = sorted(group.lag[tp] for tp in group.assignable)
+    rates = sorted(inflow(group)[tp] for tp in group.assignable)
+    lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
+    caps = capacity(group)
+    slow_first = sorted(group.member_ids, key=lambda m: (caps[m], m))
+    room_after = sum(counts[m][1] for m in slow_first)
+    cap_sum, low_sum = 0.0, 0
+    for mid in slow_first:
+        room_after -= counts[mid][1]
+        cap_sum += caps[mid]
+        low_sum += counts[mid][0]
+        k = min(len(lags), max(low_sum, len(lags) - room_after))
+        bound = max(bound, seconds_to_catch_up(lag_prefix[k], rate_prefix[k], cap_sum))
+    return bound
 
 
 class _Layout:
@@ -138,6 +169,9 @@ class DrainOptimalStrategy(Strategy):
         results = []
         for seed in self._seeds(group, counts):
             _search(seed, self.max_moves)
+            if self.max_moves is None:  # a re-split may move many partitions at once
+                while _resplit(seed):
+                    _search(seed, None)
             _send_home(seed)
             moves = seed.count_moves()
             if self.max_moves is None or moves <= self.max_moves:
@@ -282,7 +316,9 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
         rp = np.array([layout.rate[tp] for tp in mine])
         tp_topic = np.array([topic_ids[tp.topic] for tp in mine])
         own_p = np.array([index.get(layout.owner.get(tp, ""), -1) for tp in mine])
-        best_after, best_delta = math.inf, 0
+        # only steps that lower the slowest member by more than float noise are candidates
+        top_s = float(_seconds(load[w], flow[w], cap[w]))
+        best_after, best_delta = top_s - 1e-9 * max(1.0, top_s), 0
         choice: tuple[TopicPartition, str, TopicPartition | None] | None = None
         # moves: worst gives one of its partitions to another member with room
         if layout.spare(worst):
@@ -297,7 +333,9 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
             if ok.any():
                 masked = np.where(ok, after, np.inf)
                 i, o = np.unravel_index(np.argmin(masked), masked.shape)
-                best_after, best_delta, choice = masked[i, o], int(delta[i, o]), (mine[i], members[o], None)
+                if masked[i, o] < best_after:
+                    best_after, best_delta = masked[i, o], int(delta[i, o])
+                    choice = (mine[i], members[o], None)
         # swaps: worst gives one partition and takes one back
         if theirs:
             lq = np.array([layout.lag[tq] for tq, _ in theirs], dtype=float)
@@ -343,6 +381,63 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
         moves += best_delta
 
 
+def _sooner(a: Cost, b: Cost) -> bool:
+    """``a`` strictly better than ``b`` by more than float noise (inflows are sums of floats:
+    the same partitions summed in another order must not count as an improvement)."""
+    if a[0] == b[0] == math.inf:
+        return a[1] < b[1] - 1e-9 * max(1.0, abs(b[1])) or (a[1] <= b[1] and a[2] < b[2])
+    return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
+
+
+RESPLIT_POOL = 12  # pools of at most this many partitions are split every possible way
+
+
+def _resplit(layout: _Layout) -> bool:
+    """Pool the slowest member's partitions with another member's and deal them out again the
+    best possible way (every split of a small pool is tried): where single moves and swaps are
+    stuck, several partitions for several can still help. True if the largest cost fell."""
+    group = layout.group
+    worst = layout.worst()
+    top = layout.cost(worst)
+    topics = {m.id: m.topics for m in group.members}
+    best: tuple[Cost, str, tuple[TopicPartition, ...]] | None = None
+    for other in group.member_ids:
+        pool = layout.held[worst] + layout.held[other]
+        if other == worst or len(pool) > RESPLIT_POOL:
+            continue
+        if any(tp.topic not in topics[worst] or tp.topic not in topics[other] for tp in pool):
+            continue
+        sizes = range(len(pool) + 1)
+        if layout.counts is not None:
+            lo_w, hi_w = layout.counts[worst]
+            lo_o, hi_o = layout.counts[other]
+            sizes = range(max(lo_w, len(pool) - hi_o), min(hi_w, len(pool) - lo_o) + 1)
+        total_lag = sum(layout.lag[tp] for tp in pool)
+        total_flow = sum(layout.rate[tp] for tp in pool)
+        for size in sizes:
+            for part in itertools.combinations(pool, size):
+                lag_w = sum(layout.lag[tp] for tp in part)
+                flow_w = sum(layout.rate[tp] for tp in part)
+                after = max(
+                    layout.cost(worst, lag_w, flow_w),
+                    layout.cost(other, total_lag - lag_w, total_flow - flow_w),
+                )
+                if _sooner(after, top) and (best is None or after < best[0]):
+                    best = (after, other, part)
+    if best is None:
+        return False
+    _, other, part = best
+    pool = layout.held[worst] + layout.held[other]
+    for tp in list(layout.held[worst]):
+        layout.take(tp, worst)
+    for tp in list(layout.held[other]):
+        layout.take(tp, other)
+    mine = set(part)
+    for tp in pool:
+        layout.put(tp, worst if tp in mine else other)
+    return True
+
+
 def _send_home(layout: _Layout) -> None:
     """Partitions away from their owner go back wherever the largest cost does not grow."""
     group = layout.group
@@ -361,4 +456,4 @@ def _send_home(layout: _Layout) -> None:
             layout.put(tp, owner)
 
 
-__all__ = ["DrainOptimalStrategy", "proportional_counts"]
+__all__ = ["DrainOptimalStrategy", "proportional_counts", "proportional_lower_bound"]
