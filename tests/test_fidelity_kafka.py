@@ -27,14 +27,45 @@ def runs():
     return [(c, parse_case(c), k) for c, k in zip(cases, kafka_assign(cases), strict=True)]
 
 
-def _plain(case) -> bool:
-    return not any("instance_id" in m or "rack" in m for m in case["members"])
+def _static(case) -> bool:
+    return any("instance_id" in m for m in case["members"])
+
+
+def _racks(case) -> bool:
+    return any("rack" in m for m in case["members"])
 
 
 @pytest.mark.parametrize("name", ["range", "roundrobin"])
-def test_identical_to_kafka_without_static_members_or_racks(runs, name):
-    differ = [c for c, g, k in runs if _plain(c) and get_strategy(name).assign(g).members != k[name]]
+def test_identical_to_kafka_on_every_case(runs, name):
+    """Static members (ordered by group.instance.id) and racks (range's rack-aware pass) too."""
+    assert sum(_static(c) for c, _, _ in runs) > N // 4
+    assert sum(_racks(c) for c, _, _ in runs) > N // 5
+    differ = [c for c, g, k in runs if get_strategy(name).assign(g).members != k[name]]
     assert not differ, differ[0]
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin"])
+def test_identical_to_kafka_on_co_partitioned_rack_cases(name):
+    """Few partitions per topic and racks on most: range's co-partitioned rack pass is exercised."""
+    rnd = random.Random(881)
+    cases = [random_case(rnd, max_partitions=3, racks=rnd.random() < 0.8) for _ in range(200)]
+    for case, k in zip(cases, kafka_assign(cases), strict=True):
+        assert get_strategy(name).assign(parse_case(case)).members == k[name], case
+
+
+def test_static_members_go_by_instance_id():
+    """The issue's smallest case: C0 (worker-80) and C1 (worker-73) share one partition."""
+    case = {
+        "members": [
+            {"id": "C0", "topics": ["t0"], "instance_id": "worker-80"},
+            {"id": "C1", "topics": ["t0"], "instance_id": "worker-73"},
+        ],
+        "partitions": [{"topic": "t0", "partition": 0, "lag": 0}],
+    }
+    kafka = kafka_assign([case])[0]
+    for name in ("range", "roundrobin"):
+        got = get_strategy(name).assign(parse_case(case)).members
+        assert got == kafka[name] and got["C1"] == [("t0", 0)]
 
 
 def test_the_harness_runs_kafkas_documented_range_example():

@@ -149,6 +149,7 @@ def case_from_rows(
         case_members.append(
             {
                 "id": row.get("instance_id") or row["member_id"],
+                "instance_id": row.get("instance_id") or None,
                 "topics": sorted(_as_list(row.get("topics"))),
                 "owned": [[a["topic"], int(a["partition"])] for a in _as_list(assignment)],
             }
