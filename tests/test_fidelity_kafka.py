@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
 from lagassign.core.strategies import get_strategy
@@ -79,3 +80,52 @@ def test_the_harness_runs_kafkas_documented_range_example():
         "C0": ["t0-0", "t0-1", "t1-0", "t1-1"],
         "C1": ["t0-2", "t1-2"],
     }
+
+
+def _moves(group, members) -> int:
+    return len(moved(group.owner, members))
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"), [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]
+)
+def test_sticky_never_moves_more_than_kafka(runs, ours, theirs):
+    """On every case (mixed subscriptions, static members, racks alike), with Kafka's balance."""
+    worse = []
+    for case, group, kafka in runs:
+        got = get_strategy(ours).assign(group).members
+        assert kafka_balance_violation(group, got) is None, case
+        if _moves(group, got) > _moves(group, kafka[theirs]):
+            worse.append(case)
+    assert not worse, worse[0]
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_sticky_never_moves_more_than_kafka_on_mixed_subscriptions(seed):
+    """Mixed subscriptions with owned partitions: where three passes alone moved more."""
+    rnd = random.Random(seed)
+    cases = [random_case(rnd, subscriptions="mixed", owned=True, racks=False) for _ in range(400)]
+    for case, kafka in zip(cases, kafka_assign(cases), strict=True):
+        group = parse_case(case)
+        got = get_strategy("sticky").assign(group).members
+        assert kafka_balance_violation(group, got) is None, case
+        assert _moves(group, got) <= _moves(group, kafka["sticky"]), case
+
+
+def test_the_issues_smallest_sticky_case_moves_nothing():
+    """C0 [t1], C1 [t0, t1] owning t0-1 and t1-1, C2 [t0, t1], C3 [t0]; Kafka moves nothing."""
+    case = {
+        "members": [
+            {"id": "C0", "topics": ["t1"]},
+            {"id": "C1", "topics": ["t0", "t1"], "owned": [["t0", 1], ["t1", 1]]},
+            {"id": "C2", "topics": ["t0", "t1"]},
+            {"id": "C3", "topics": ["t0"]},
+        ],
+        "partitions": [{"topic": "t0", "partition": p, "lag": 0} for p in range(4)]
+        + [{"topic": "t1", "partition": p, "lag": 0} for p in range(6)],
+    }
+    group = parse_case(case)
+    kafka = kafka_assign([case])[0]
+    for ours, theirs in (("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")):
+        assert _moves(group, kafka[theirs]) == 0
+        assert _moves(group, get_strategy(ours).assign(group).members) == 0

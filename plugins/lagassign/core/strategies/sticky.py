@@ -5,6 +5,8 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
+4. Mixed subscriptions only: chains of hand-overs that give more owned partitions back than
+   they take, while the condition holds (``fewer_moves``), so sticky moves no more than Kafka.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
+from .fewer_moves import fewer_moves
 from .loadbook import LoadBook, balance_counts
 
 
@@ -48,6 +51,8 @@ def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
     owner_before = group.owner
     balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
+    if not group.identical_subscriptions and owner_before:
+        fewer_moves(group, book)
     return book.assignment()
 
 
