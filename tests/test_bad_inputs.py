@@ -25,7 +25,7 @@ LAGASSIGN = str(Path(sys.executable).parent / "lagassign")
         (["--min-improvement", "2"], "min_improvement must be a fraction"),
         (["--groups", "(["], "groups is not a valid regular expression"),
         (["--strategies", "range,nope"], "unknown strategy 'nope'"),
-        (["--max-moves", "-3"], "max_moves must be a whole number"),
+        (["--max-moves", "-3"], "--max-moves: expected a non-negative integer"),
     ],
 )
 def test_plan_refuses_bad_parameters_before_touching_kafka(flags, fragment, tmp_path):
