@@ -11,7 +11,10 @@ none is left. When no single chain helps, a chain that breaks the condition foll
 that mends it is tried. Each step lowers the number of moved partitions by at least one.
 
 Used by sticky for mixed subscriptions (identical ones already move the minimum), where its
-three passes alone can move more partitions than Kafka's StickyAssignor.
+three passes alone can move more partitions than Kafka's StickyAssignor, and whenever racks
+are known (KIP-881): then a hand-over's cost also counts ``RACK_WEIGHT`` per partition that
+stops (or starts) being rack-local, so rack locality comes first and moves second, as in
+Kafka's sticky assignors (balance first, then racks, then stickiness).
 """
 
 from __future__ import annotations
@@ -110,12 +113,47 @@ def balance_holds(group: GroupSnapshot, held: dict[str, set[TopicPartition]]) ->
     return all(min(count[s] for s in group.subscribers[t]) >= most - 1 for t, most in fullest.items())
 
 
+#: with racks, one more rack-local partition outweighs any number of moves in a chain
+RACK_WEIGHT = 1000
+
+
+def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
+    """``_edges`` when racks are known: a hand-over also gains ``RACK_WEIGHT`` if the partition
+    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so."""
+    group = state.group
+    before = group.owner
+    rack = {m.id: m.rack for m in group.members}
+    n = len(index)
+    cost = np.full((n, n), _INF, dtype=np.int64)
+    choices: Choices = {}
+    for giver, tps in state.held.items():
+        g = index[giver]
+        for tp in tps:
+            prev = before.get(tp)
+            racks = group.partitions[tp].racks
+            leave = (1 if prev == giver else 0) + (RACK_WEIGHT if rack[giver] in racks else 0)
+            for taker in group.subscribers[tp.topic]:
+                if taker == giver:
+                    continue
+                c = leave - (1 if prev == taker else 0) - (RACK_WEIGHT if rack[taker] in racks else 0)
+                t = index[taker]
+                per_topic = choices.setdefault((g, t), {})
+                best = per_topic.get(tp.topic)
+                if best is None or c < best[0]:
+                    per_topic[tp.topic] = (c, tp)
+                if c < cost[g, t]:
+                    cost[g, t] = c
+    return cost, choices
+
+
 def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
     best partition for it (which topics a member ends up holding decides the balance condition).
 
     Per member and topic held: a partition returning to the taker costs -1, one that is not the
     giver's own costs 0, and the giver's own cost +1."""
+    if state.group.rack_aware:
+        return _rack_edges(state, index)
     group = state.group
     before = group.owner
     n = len(index)
@@ -201,32 +239,37 @@ def _variants(path: list[int], cost: np.ndarray, choices: Choices, ids: list[str
     return variants
 
 
-def _improve(state: _State, index: dict[str, int], two_steps: bool) -> int | None:
-    """Apply chains that cost less than zero and keep the balance condition, cheapest first,
-    as many as touch no member an earlier one touched (their costs stay true); with
-    ``two_steps``, one pair of chains. Return their cost (None when there is none)."""
+def _improve(state: _State, index: dict[str, int], two_steps: bool, below: int = 0) -> int | None:
+    """Apply chains that cost less than ``below`` and keep the balance condition, cheapest
+    first, as many as touch no member an earlier one touched (their costs stay true; only one
+    unless ``below`` is 0); with ``two_steps``, one pair of chains costing less than zero in all.
+    Return their cost (None when there is none)."""
     ids = state.group.member_ids
     cost, choices = _edges(state, index)
     dist, nxt = _shortest(cost)
     tried = 0
     total = 0
     busy: set[str] = set()
-    for _, s, e in _candidates(dist, 1 if two_steps else 0):
+    # a first chain of two may cost a little (moves, never rack locality) if the second pays
+    slack = (RACK_WEIGHT if state.group.rack_aware else 1) if two_steps else below
+    for _, s, e in _candidates(dist, slack):
         path = _path(nxt, s, e, len(ids))
         if path is None:
             continue
         gain = _cost(path, cost)
         variants = _variants(path, cost, choices, ids)
         touched = {ids[i] for i in path}
-        if gain < 0 and not two_steps and not touched & busy:
+        if gain < below and not two_steps and not touched & busy:
             for steps in variants:
                 undo = state.apply(steps)
                 if state.balanced_around(touched):
+                    if below:
+                        return gain
                     total += gain
                     busy |= touched
                     break
                 state.undo(undo)
-        if two_steps and variants and gain <= 0 and tried < _SECOND_STEP_TRIES:
+        if two_steps and variants and gain < slack and tried < _SECOND_STEP_TRIES:
             tried += 1
             undo = state.apply(variants[0])
             more = _repair(state, index, -gain)
@@ -250,12 +293,13 @@ def _violations(state: _State) -> list[tuple[str, str, str]]:
 
 
 def _repair(state: _State, index: dict[str, int], below: int) -> int | None:
-    """Mend a breach of the balance condition with one chain costing less than ``below``: the
-    fuller member either swaps the topic's partitions for another (a cycle through it) or hands
-    a partition on towards the emptier member (a chain from one to the other)."""
+    """With no breach, one chain costing less than ``below`` that keeps the condition; else
+    mend a breach with one chain costing less than ``below``: the fuller member either swaps
+    the topic's partitions for another (a cycle through it) or hands a partition on towards
+    the emptier member (a chain from one to the other)."""
     breaches = _violations(state)
     if not breaches:
-        return None
+        return _improve(state, index, False, below)
     group = state.group
     ids = group.member_ids
     cost, choices = _edges(state, index)

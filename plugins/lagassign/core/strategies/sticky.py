@@ -5,12 +5,14 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
-4. Mixed subscriptions only: chains of hand-overs that give more owned partitions back than
-   they take, while the condition holds (``fewer_moves``), so sticky moves no more than Kafka.
+4. Mixed subscriptions, or racks known (KIP-881): chains of hand-overs that give more owned
+   partitions back than they take, or make more partitions rack-local, while the condition
+   holds (``fewer_moves``): without racks sticky moves no more than Kafka's; with racks, rack
+   locality comes before stickiness, as in Kafka's.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
-Spec: KIP-54 and Apache Kafka's ``StickyAssignor`` (its ``AbstractStickyAssignor``).
+Spec: KIP-54, KIP-881 and Apache Kafka's ``StickyAssignor`` (its ``AbstractStickyAssignor``).
 
 Example: C2 joins a group where C0 and C1 own three partitions each; each gives one away
 and nothing else moves::
@@ -51,7 +53,7 @@ def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
     owner_before = group.owner
     balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
-    if not group.identical_subscriptions and owner_before:
+    if group.rack_aware or (owner_before and not group.identical_subscriptions):
         fewer_moves(group, book)
     return book.assignment()
 
