@@ -38,6 +38,9 @@ class Metrics(TypedDict, total=False):
     lower_bound_max_lag: int
     balanced_lower_bound_max_lag: int
     optimal: bool
+    #: only for groups with racks on members and replicas (KIP-881): read across racks
+    cross_rack_partitions: int
+    cross_rack_lag: int
 
 
 class ResultShapeError(LagassignError):
