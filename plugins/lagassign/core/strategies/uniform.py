@@ -13,9 +13,9 @@ first, then stickiness: Kafka's builder balances per topic for at most 16 rounds
 lagassign gives sticky's layout, which meets Kafka's balance condition exactly and keeps as
 many owned partitions as that allows.
 
-Server-side ``range`` (the coordinator's ``RangeAssignor``) gives the client range's layout
-for the same members (co-partitioned ranges by member order), so lagassign's ``range`` serves
-both protocols.
+Server-side ``range`` (the coordinator's ``RangeAssignor``) orders members as the client's
+(static ones by instance id first) and deals the same per-topic contiguous ranges, with no
+rack pass: lagassign's ``range`` on the group without racks.
 
 Spec: KIP-848 and Apache Kafka's ``UniformAssignor`` (group-coordinator,
 ``org.apache.kafka.coordinator.group.assignor``).
