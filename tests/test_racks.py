@@ -77,3 +77,35 @@ def test_lag_aware_prefer_keeps_the_count_guarantee(case):
         assert max(counts) - min(counts) <= 1
     else:
         assert kafka_balance_violation(group, got) is None
+
+
+def test_lag_optimal_prefer_swaps_to_racks_without_raising_the_largest_lag():
+    off = lagassign.assign(CASE, "lag-optimal")["metrics"]
+    prefer = lagassign.assign(CASE, "lag-optimal", rack="prefer")["metrics"]
+    assert prefer["max_lag"] <= off["max_lag"]
+    assert prefer["cross_rack_partitions"] <= off["cross_rack_partitions"]
+    assert prefer["count"] == off["count"]
+
+
+@given(case=__import__("groups").cases(max_members=6, max_topics=3, max_partitions=6))
+def test_lag_optimal_prefer_keeps_max_lag_counts_and_guarantee(case):
+    racks = ["a", "b", "c"]
+    for i, m in enumerate(case["members"]):
+        m["rack"] = racks[i % 3]
+    for i, p in enumerate(case["partitions"]):
+        p["racks"] = [racks[(i * 5) % 3]]
+    group = parse_case(case)
+    off = get_strategy("lag-optimal").assign(group)
+    prefer = get_strategy("lag-optimal", rack="prefer").assign(group)
+    check_valid(group, prefer.members)
+    lag = group.lag
+    assert max(sum(lag[tp] for tp in tps) for tps in prefer.members.values()) <= max(
+        sum(lag[tp] for tp in tps) for tps in off.members.values()
+    )
+    assert {m: len(t) for m, t in prefer.members.items()} == {m: len(t) for m, t in off.members.items()}
+    assert kafka_balance_violation(group, prefer.members) is None
+
+
+def test_lag_optimal_refuses_require():
+    with pytest.raises(StrategyOptionError, match="off or prefer"):
+        get_strategy("lag-optimal", rack="require")
