@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import lagassign
 import pytest
-from groups import check_valid, kafka_balance_violation
+from groups import cases, check_valid, kafka_balance_violation
 from hypothesis import given
 from lagassign.core.case import parse_case
 from lagassign.core.errors import CaseError, StrategyOptionError
@@ -61,7 +63,7 @@ def test_rack_off_is_the_default_and_unchanged():
     )
 
 
-@given(case=__import__("groups").cases(max_members=6, max_topics=3, max_partitions=6))
+@given(case=cases(max_members=6, max_topics=3, max_partitions=6))
 def test_lag_aware_prefer_keeps_the_count_guarantee(case):
     """prefer chooses among the members with the fewest partitions only."""
     racks = ["a", "b", "c"]
@@ -87,7 +89,7 @@ def test_lag_optimal_prefer_swaps_to_racks_without_raising_the_largest_lag():
     assert prefer["count"] == off["count"]
 
 
-@given(case=__import__("groups").cases(max_members=6, max_topics=3, max_partitions=6))
+@given(case=cases(max_members=6, max_topics=3, max_partitions=6))
 def test_lag_optimal_prefer_keeps_max_lag_counts_and_guarantee(case):
     racks = ["a", "b", "c"]
     for i, m in enumerate(case["members"]):
@@ -109,3 +111,11 @@ def test_lag_optimal_prefer_keeps_max_lag_counts_and_guarantee(case):
 def test_lag_optimal_refuses_require():
     with pytest.raises(StrategyOptionError, match="off or prefer"):
         get_strategy("lag-optimal", rack="require")
+
+
+def test_cli_assign_takes_rack(cli, tmp_path):
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(CASE))
+    run = cli("assign", "--strategy", "lag-aware", "--rack", "prefer", str(path))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["cross_rack_partitions"] == 0
