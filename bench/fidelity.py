@@ -25,9 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
+from lagassign.core.scoring import score
 from lagassign.core.strategies import get_strategy
 
 PAIRS = [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]
+RACK_OPTIONS = [
+    ("lag-aware", "off"),
+    ("lag-aware", "prefer"),
+    ("lag-aware", "require"),
+    ("lag-optimal", "off"),
+    ("lag-optimal", "prefer"),
+]
 
 
 def rack_local(group, members) -> int:
@@ -79,6 +87,12 @@ def main() -> None:
                 c[(ours, "more")] += a > b
                 c[(ours, "fewer")] += a < b
         c["partitions racks"] += len(g.assignable) if racks else 0
+        if racks:
+            for name, rack in RACK_OPTIONS:
+                m = score(g, get_strategy(name, rack=rack).assign(g))
+                c[(name, rack, "cross")] += m.get("cross_rack_partitions", 0)
+                c[(name, rack, "cross lag")] += m.get("cross_rack_lag", 0)
+                c[(name, rack, "max lag")] += m["max_lag"]
     n = args.groups
     print(f"{n} groups (seed {args.seed}); kafka-clients 4.3.0 took {java_s:.1f} s for all of them")
     print(
@@ -106,6 +120,12 @@ def main() -> None:
             f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]},"
             f" short of Kafka's in {c[(ours, 'local short')]} groups;"
             f" moves {c[(ours, 'rack moves ours')]} vs {c[(ours, 'rack moves kafka')]}"
+        )
+    print("rack option, groups with racks: cross-rack partitions, their lag, sum of max lag")
+    for name, rack in RACK_OPTIONS:
+        print(
+            f"  {name + ' rack=' + rack:<22} {c[(name, rack, 'cross')]:>6}"
+            f"  {c[(name, rack, 'cross lag')]:>12,}  {c[(name, rack, 'max lag')]:>12,}"
         )
 
 
