@@ -253,6 +253,10 @@ def _improve(state: _State, index: dict[str, int], two_steps: bool, below: int =
     # a first chain of two may cost a little (moves, never rack locality) if the second pays
     slack = (RACK_WEIGHT if state.group.rack_aware else 1) if two_steps else below
     for _, s, e in _candidates(dist, slack):
+        if two_steps and tried >= _SECOND_STEP_TRIES:
+            break
+        if ids[s] in busy or ids[e] in busy:
+            continue
         path = _path(nxt, s, e, len(ids))
         if path is None:
             continue
