@@ -48,15 +48,17 @@ class _State:
 
     def __init__(self, group: GroupSnapshot, held: dict[str, list[TopicPartition]]) -> None:
         self.group = group
-        self.held = {mid: set(tps) for mid, tps in held.items()}
+        # dicts, not sets: iteration in insertion order keeps the pass deterministic whatever
+        # the process's hash seed
+        self.held = {mid: dict.fromkeys(tps) for mid, tps in held.items()}
         self.owner = {tp: mid for mid, tps in held.items() for tp in tps}
         self.count = {mid: len(tps) for mid, tps in held.items()}
         self.topics = {mid: Counter(tp.topic for tp in tps) for mid, tps in held.items()}
 
     def move(self, tp: TopicPartition, to: str) -> None:
         frm = self.owner[tp]
-        self.held[frm].discard(tp)
-        self.held[to].add(tp)
+        del self.held[frm][tp]
+        self.held[to][tp] = None
         self.owner[tp] = to
         self.count[frm] -= 1
         self.count[to] += 1
@@ -100,17 +102,6 @@ class _State:
             if held and max(held) > min(count[s] for s in subs) + 1:
                 return False
         return True
-
-
-def balance_holds(group: GroupSnapshot, held: dict[str, set[TopicPartition]]) -> bool:
-    """Kafka's condition: no member with 2+ fewer partitions could take one of a fuller member's."""
-    count = {mid: len(tps) for mid, tps in held.items()}
-    fullest: dict[str, int] = {}
-    for mid, tps in held.items():
-        for tp in tps:
-            if fullest.get(tp.topic, -1) < count[mid]:
-                fullest[tp.topic] = count[mid]
-    return all(min(count[s] for s in group.subscribers[t]) >= most - 1 for t, most in fullest.items())
 
 
 #: with racks, one more rack-local partition outweighs any number of moves in a chain

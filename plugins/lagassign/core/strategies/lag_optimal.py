@@ -88,7 +88,7 @@ from .lag import LagStrategy
 from .lag_aware import lag_aware_layout
 from .lagsearch import Layout, Search, pick
 from .racks import rack_local_swaps
-from .sticky import sticky_assignment
+from .sticky import sticky_passes
 
 __all__ = ["LagOptimalStrategy", "meets_count_guarantee"]
 
@@ -230,7 +230,7 @@ class LagOptimalStrategy(Strategy):
             # lag-aware's own build, ties by the hash: no member is favoured for sorting first.
             yield "longest-first", lag_aware_layout(group, tie), True
         if group.owner:
-            yield "sticky", sticky_assignment(group), True
+            yield "sticky", sticky_passes(group), True
         yield "lag-aware", lag_aware_layout(group), False
         lag_layout = LagStrategy().assign(group).members
         if meets_count_guarantee(group, lag_layout):

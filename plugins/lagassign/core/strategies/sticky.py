@@ -41,7 +41,20 @@ def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     return memo(group, "sticky", lambda: _sticky_assignment(group))
 
 
+def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """Passes 1-3 only (computed once): lag-optimal's sticky seed, which its own search then
+    improves, so its results do not depend on pass 4."""
+    return memo(group, "sticky-passes", lambda: _sticky_book(group).assignment())
+
+
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    book = _sticky_book(group)
+    if group.rack_aware or (group.owner and not group.identical_subscriptions):
+        fewer_moves(group, book)
+    return book.assignment()
+
+
+def _sticky_book(group: GroupSnapshot) -> LoadBook:
     book = LoadBook(group)
     for mid, tps in kept_owned(group).items():
         for tp in tps:
@@ -53,9 +66,7 @@ def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
     owner_before = group.owner
     balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
-    if group.rack_aware or (owner_before and not group.identical_subscriptions):
-        fewer_moves(group, book)
-    return book.assignment()
+    return book
 
 
 def _give_away_order(
