@@ -81,6 +81,7 @@ def main() -> None:
                 c[(ours, "local short")] += la < lb
                 c[(ours, "rack moves ours")] += a
                 c[(ours, "rack moves kafka")] += b
+                c[(ours, "rack more")] += a > b
             else:
                 c[(ours, "moves ours")] += a
                 c[(ours, "moves kafka")] += b
@@ -120,6 +121,7 @@ def main() -> None:
             f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]},"
             f" short of Kafka's in {c[(ours, 'local short')]} groups;"
             f" moves {c[(ours, 'rack moves ours')]} vs {c[(ours, 'rack moves kafka')]}"
+            f" (more in {c[(ours, 'rack more')]} groups)"
         )
     print("rack option, groups with racks: cross-rack partitions, their lag, sum of max lag")
     for name, rack in RACK_OPTIONS:
