@@ -26,6 +26,7 @@ GUARANTEE = {
     "roundrobin": "within-one-if-identical",
     "sticky": "kafka",
     "cooperative-sticky": "kafka",
+    "uniform": "kafka",
     "constrained-sticky": "identical-only",
     "fair": "kafka-if-identical",
     "lag": "per-topic",

@@ -31,3 +31,18 @@ def test_generated_groups_are_valid_cases(tmp_path):
     evaluations = [e.to_dict() for e in evaluate_snapshot(folder, ["range", "lag"])]
     assert len(evaluations) == 60
     assert all("error" not in e or e["error"].startswith("snapshot failed") for e in evaluations)
+
+
+def test_group_type_names_kip848s_protocols_only():
+    """The snapshot's group_type: classic or consumer (KIP-848), else null."""
+    from enum import Enum
+
+    from lagassign.kafka.snapshot import _group_type
+
+    class Kind(Enum):
+        CLASSIC = 1
+        CONSUMER = 2
+        UNKNOWN = 3
+
+    assert [_group_type(k) for k in Kind] == ["classic", "consumer", None]
+    assert _group_type(None) is None

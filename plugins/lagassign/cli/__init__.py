@@ -43,6 +43,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
         "max_moves": args.max_moves,
         "count_slack": args.count_slack,
         "exact_budget": args.exact_budget,
+        "rack": args.rack,
     }
     result = run_strategy(group, args.strategy, **{k: v for k, v in options.items() if v is not None})
     json.dump(result.to_dict(), sys.stdout, indent=args.indent)
@@ -81,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
     p.add_argument("case", help="case file (JSON), or - for stdin")
     add_lag_optimal_options(p, count_slack=True)
+    p.add_argument(
+        "--rack",
+        choices=("off", "prefer", "require"),
+        help="lag-aware and lag-optimal: rack-local partitions (KIP-881) preferred or required",
+    )
     p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_assign)
 

@@ -51,11 +51,21 @@ def _topic_partition(topic: Any, partition: Any, where: str) -> TopicPartition:
     return TopicPartition(topic, partition)
 
 
+def _racks(entry: Mapping[str, Any], where: str) -> frozenset[str]:
+    racks = entry.get("racks")
+    if racks is None:
+        return frozenset()
+    if not isinstance(racks, list) or not all(isinstance(r, str) and r for r in racks):
+        raise CaseError(f"{where}: 'racks' must be a list of rack names (the replicas' racks)")
+    return frozenset(racks)
+
+
 def _partition_state(entry: Any, index: int, reset: str) -> PartitionState:
     if not isinstance(entry, dict):
         raise CaseError(f"partition #{index}: must be an object, got {type(entry).__name__}")
     tp = _topic_partition(entry.get("topic"), entry.get("partition"), f"partition #{index}")
     where = f"partition {tp}"
+    racks = _racks(entry, where)
     begin, end, committed = (_offset(entry, k, where) for k in ("begin", "end", "committed"))
     rate = _per_second(entry, "rate", where)
     given = entry.get("lag")
@@ -64,13 +74,13 @@ def _partition_state(entry: Any, index: int, reset: str) -> PartitionState:
     if end is None:
         if given is None:
             raise CaseError(f"{where}: needs 'lag' or an 'end' offset")
-        return PartitionState(tp, given, begin, end, committed, rate)
+        return PartitionState(tp, given, begin, end, committed, racks, rate)
     if begin is not None and begin > end:
         raise CaseError(f"{where}: begin offset {begin} is beyond end offset {end}")
     computed = partition_lag(end, committed, begin, reset)
     if given is not None and given != computed:
         raise CaseError(f"{where}: 'lag' {given} disagrees with its offsets, which give {computed}")
-    return PartitionState(tp, computed, begin, end, committed, rate)
+    return PartitionState(tp, computed, begin, end, committed, racks, rate)
 
 
 def _member(entry: Any, index: int) -> Member:

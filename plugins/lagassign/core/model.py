@@ -30,6 +30,8 @@ class PartitionState:
     begin: int | None = None
     end: int | None = None
     committed: int | None = None
+    #: racks of the partition's replicas (KIP-881), empty when unknown
+    racks: frozenset[str] = frozenset()
     rate: float | None = None  # messages produced per second (inflow), when known
 
 
@@ -63,6 +65,27 @@ class GroupSnapshot:
     @cached_property
     def member_ids(self) -> list[str]:
         return [m.id for m in self.members]
+
+    @cached_property
+    def kafka_order(self) -> tuple[Member, ...]:
+        """Members in the order Kafka's assignors sort them (``MemberInfo.compareTo``): static
+        members (KIP-345) first, by ``group.instance.id``, then dynamic ones by member id."""
+        return tuple(sorted(self.members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.id)))
+
+    @cached_property
+    def kafka_subscribers(self) -> dict[str, list[str]]:
+        """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``)."""
+        subs: dict[str, list[str]] = {t: [] for t in self.subscribers}
+        for m in self.kafka_order:
+            for t in m.topics:
+                subs[t].append(m.id)
+        return subs
+
+    @cached_property
+    def rack_aware(self) -> bool:
+        """Whether racks are known on both sides: some member has a rack that some replica has."""
+        member_racks = {m.rack for m in self.members if m.rack}
+        return any(member_racks & st.racks for st in self.partitions.values())
 
     @cached_property
     def lag(self) -> dict[TopicPartition, int]:

@@ -48,6 +48,9 @@ class Metrics(TypedDict, total=False):
     catch_up_optimal: bool
     slowest_partition: str | None
     slowest_partition_s: float | None
+    #: only for groups with racks on members and replicas (KIP-881): read across racks
+    cross_rack_partitions: int
+    cross_rack_lag: int
 
 
 class ResultShapeError(LagassignError):

@@ -247,5 +247,26 @@ def score(
         "balanced_lower_bound_max_lag": balanced,
         "optimal": optimal,
     }
+    if group.rack_aware:
+        parts, lag_across = cross_rack(group, assignment)
+        metrics["cross_rack_partitions"] = parts
+        metrics["cross_rack_lag"] = lag_across
     metrics.update(catch_up_metrics(group, assignment.members))  # type: ignore[typeddict-item]
     return metrics
+
+
+def cross_rack(group: GroupSnapshot, assignment: Assignment) -> tuple[int, int]:
+    """Partitions, and their lag, consumed by a member whose rack holds none of their replicas
+    (KIP-881): each is read across racks. Members without a rack and partitions whose replicas'
+    racks are unknown count as local. Reported only for groups with racks on both sides."""
+    rack = {m.id: m.rack for m in group.members}
+    parts = lag = 0
+    for mid, tps in assignment.members.items():
+        if rack.get(mid) is None:
+            continue
+        for tp in tps:
+            racks = group.partitions[tp].racks
+            if racks and rack[mid] not in racks:
+                parts += 1
+                lag += group.lag[tp]
+    return parts, lag

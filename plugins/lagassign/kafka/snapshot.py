@@ -63,6 +63,13 @@ def compile_regex(pattern: str | None) -> re.Pattern[str] | None:
         raise KafkaConfigError(f"--groups {pattern!r} is not a valid regex: {exc}") from None
 
 
+def _group_type(kind: Any) -> str | None:
+    """``classic`` or ``consumer`` (KIP-848's protocol; then ``protocol`` names the server-side
+    assignor, ``uniform`` or ``range``); None when the broker does not say."""
+    name = str(getattr(kind, "name", kind or "")).lower()
+    return name if name in ("classic", "consumer") else None
+
+
 def _state_name(state: Any) -> str | None:
     if state is None:
         return None
@@ -292,12 +299,14 @@ def build_group(
             "auto_offset_reset": reset,
             "error": None,
             "plan_version": plan.version if assign and plan is not None else None,
+            "group_type": None,
         }
     )
     described = not (isinstance(desc, BaseException) or desc is None)
     if described:
         g.row["state"] = _state_name(getattr(desc, "state", None))
         g.row["protocol"] = desc.partition_assignor or None
+        g.row["group_type"] = _group_type(getattr(desc, "type", None))
     elif not assign:  # a subscribe group without its description has no members
         g.errors.append(f"describe failed: {reason(desc) if desc is not None else 'no answer'}")
     g.commits, commit_errors = _commits(got)

@@ -4,7 +4,9 @@ A snapshot folder holds (the contract between the Kafka edge, the Spark job and 
 
 * ``groups.parquet``: group, kind ("subscribe" | "assign"), state, protocol,
   auto_offset_reset, error (null when the group was read completely), plan_version (the plan in
-  force of an assign()-mode group; absent in snapshots taken before it was recorded)
+  force of an assign()-mode group; absent in snapshots taken before it was recorded),
+  group_type ("classic" | "consumer", KIP-848's protocol, whose ``protocol`` is then the
+  server-side assignor; null when the broker does not say, absent in older snapshots)
 * ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
   end, committed, lag (null where an offset could not be read)
 * ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
@@ -31,7 +33,7 @@ MEMBERS = "members.parquet"
 MANIFEST = "manifest.json"
 
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
-OPTIONAL_GROUP_COLUMNS = ("plan_version",)
+OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 
@@ -50,6 +52,7 @@ def arrow_schemas() -> dict[str, Any]:
                 ("auto_offset_reset", pa.string()),
                 ("error", pa.string()),
                 ("plan_version", pa.int64()),
+                ("group_type", pa.string()),
             ]
         ),
         PARTITIONS: pa.schema(
@@ -149,6 +152,7 @@ def case_from_rows(
         case_members.append(
             {
                 "id": row.get("instance_id") or row["member_id"],
+                "instance_id": row.get("instance_id") or None,
                 "topics": sorted(_as_list(row.get("topics"))),
                 "owned": [[a["topic"], int(a["partition"])] for a in _as_list(assignment)],
             }

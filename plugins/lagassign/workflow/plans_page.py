@@ -39,8 +39,9 @@ STRATEGY_COLOURS: dict[str, str] = {
     "constrained-sticky": "#9467bd",
     "fair": "#bcbd22",
     "drain-optimal": "#17becf",
+    "uniform": "#393b79",
 }
-_SPARE_COLOURS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#393b79")
+_SPARE_COLOURS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#637939")
 
 _CSS = """
 :root{--fg:#1f2328;--bg:#fff;--muted:#6e7781;--line:#d0d7de;--soft:#f6f8fa;--grid:#eaeef2;--link:#0969da;

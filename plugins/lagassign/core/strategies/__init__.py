@@ -19,6 +19,7 @@ from .lag_optimal import LagOptimalStrategy
 from .range import RangeStrategy
 from .roundrobin import RoundRobinStrategy
 from .sticky import StickyStrategy
+from .uniform import UniformStrategy
 
 #: Every strategy, in the order reports list them. Each class carries its own ``name``.
 STRATEGIES: tuple[type[Strategy], ...] = (
@@ -26,6 +27,7 @@ STRATEGIES: tuple[type[Strategy], ...] = (
     RoundRobinStrategy,
     StickyStrategy,
     CooperativeStickyStrategy,
+    UniformStrategy,
     ConstrainedStickyStrategy,
     FairStrategy,
     LagStrategy,

@@ -8,6 +8,12 @@ subscriptions a greedy pass can still leave a member 2+ partitions short of one 
 from; a repair pass then moves partitions, lightest first, until the KIP's two-case guarantee
 holds.
 
+Option ``rack`` (KIP-881's racks: members' ``rack``, partitions' replica ``racks``): ``off``
+(default, racks ignored), ``prefer`` (among the members with the fewest partitions, a member
+on a rack holding a replica goes first: the count guarantee holds) or ``require`` (a partition
+with a rack-local subscriber goes only to such members, least loaded first; the count
+guarantee may then break: racks before counts).
+
 Spec: the Lag-Aware Assignor KIP (its two-case count guarantee).
 
 Example: lag's example, with group-wide counters the hot partitions go to different members::
@@ -23,28 +29,48 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, memo
 from .loadbook import LoadBook, balance_counts
 
+RACK_MODES = ("off", "prefer", "require")
+
 
 def lag_aware_layout(
-    group: GroupSnapshot, tie_key: Callable[[str], object] | None = None
+    group: GroupSnapshot, tie_key: Callable[[str], object] | None = None, rack: str = "off"
 ) -> dict[str, list[TopicPartition]]:
     """The lag-aware assignment; ties between equal loads go to the smallest ``tie_key``
     (the member id unless given). With the default ties it is computed once per group
     (lag-optimal compares with it); lag-optimal also builds it with hashed ties as a seed."""
     if tie_key is not None:
-        return _lag_aware_book(group, tie_key).assignment()
-    return memo(group, "lag-aware", lambda: _lag_aware_book(group).assignment())
+        return _lag_aware_book(group, tie_key, rack).assignment()
+    key = "lag-aware" if rack == "off" else f"lag-aware:rack={rack}"
+    return memo(group, key, lambda: _lag_aware_book(group, rack=rack).assignment())
 
 
-def _lag_aware_book(group: GroupSnapshot, tie_key: Callable[[str], object] | None = None) -> LoadBook:
+def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:
+    """The member to take ``tp``: the least loaded, or with racks a rack-local one (see ``rack``)."""
+    best = book.least_loaded(tp.topic)
+    racks = group.partitions[tp].racks
+    if rack == "off" or not racks:
+        return best
+    rack_of = {m.id: m.rack for m in group.members}
+    local = [m for m in group.subscribers[tp.topic] if rack_of[m] in racks]
+    if rack == "prefer":
+        local = [m for m in local if book.count[m] == book.count[best]]
+    return min(local, key=book.key) if local else best
+
+
+def _lag_aware_book(
+    group: GroupSnapshot, tie_key: Callable[[str], object] | None = None, rack: str = "off"
+) -> LoadBook:
     lag = group.lag
     book = LoadBook(group, by_lag=True, tie_key=tie_key)
+    rack = rack if group.rack_aware else "off"
     for tp in sorted(group.assignable, key=lambda tp: (-lag[tp], tp)):
-        book.add(book.least_loaded(tp.topic), tp)
-    if not group.identical_subscriptions:
+        book.add(_taker(book, group, tp, rack), tp)
+    if not group.identical_subscriptions and rack != "require":
         balance_counts(book, lambda mid, held: sorted(held, key=lambda tp: (lag[tp], tp)))
     return book
 
@@ -52,6 +78,12 @@ def _lag_aware_book(group: GroupSnapshot, tie_key: Callable[[str], object] | Non
 class LagAwareStrategy(Strategy):
     name = "lag-aware"
     summary = "Lag-Aware KIP: counts balanced first, then heaviest partitions to the lightest member"
+    options = ("rack",)
+
+    def __init__(self, rack: str = "off") -> None:
+        if rack not in RACK_MODES:
+            raise StrategyOptionError(f"rack must be one of {', '.join(RACK_MODES)}, got {rack!r}")
+        self.rack = rack
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build(self.name, group, lag_aware_layout(group))
+        return build(self.name, group, lag_aware_layout(group, rack=self.rack))

@@ -44,6 +44,10 @@ a swap is allowed only where the condition stays true. Options:
   deterministic; one the budget cuts short keeps what the solver found by then, which can
   differ between machines of different speed. ``optimal`` then means: under these count
   rules and ``max_moves``.
+* ``rack`` (``off`` by default, or ``prefer``): with racks on members and replicas
+  (KIP-881), the plan is polished with swaps of two partitions of one topic that make more
+  partitions rack-local without raising the largest lag (``racks.rack_local_swaps``): counts
+  and guarantees unchanged. ``require`` is lag-aware's only: it breaks the count guarantee.
 
 Worked example: members A and B share topic t with lags 8, 7, 6, 5, 4, 2 (three partitions
 each). Longest-first gives 8 to A, 7 and 6 to B, 5 to A, 4 to A (a tie, broken by the hash)
@@ -83,7 +87,8 @@ from .exact import solve, solver_available
 from .lag import LagStrategy
 from .lag_aware import lag_aware_layout
 from .lagsearch import Layout, Search, pick
-from .sticky import sticky_assignment
+from .racks import rack_local_swaps
+from .sticky import sticky_passes
 
 __all__ = ["LagOptimalStrategy", "meets_count_guarantee"]
 
@@ -185,11 +190,18 @@ def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
 class LagOptimalStrategy(Strategy):
     name = "lag-optimal"
     summary = "lagassign: counts balanced, then the smallest largest member lag, with few moves"
-    options = ("max_moves", "count_slack", "exact_budget")
+    options = ("max_moves", "count_slack", "exact_budget", "rack")
 
     def __init__(
-        self, max_moves: int | None = None, count_slack: int = 0, exact_budget: float | None = None
+        self,
+        max_moves: int | None = None,
+        count_slack: int = 0,
+        exact_budget: float | None = None,
+        rack: str = "off",
     ) -> None:
+        if rack not in ("off", "prefer"):
+            raise StrategyOptionError(f"rack must be off or prefer for lag-optimal, got {rack!r}")
+        self.rack = rack
         for name, value in (("max_moves", max_moves), ("count_slack", count_slack)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise StrategyOptionError(f"{name} must be a non-negative integer, got {value!r}")
@@ -218,7 +230,7 @@ class LagOptimalStrategy(Strategy):
             # lag-aware's own build, ties by the hash: no member is favoured for sorting first.
             yield "longest-first", lag_aware_layout(group, tie), True
         if group.owner:
-            yield "sticky", sticky_assignment(group), True
+            yield "sticky", sticky_passes(group), True
         yield "lag-aware", lag_aware_layout(group), False
         lag_layout = LagStrategy().assign(group).members
         if meets_count_guarantee(group, lag_layout):
@@ -268,7 +280,10 @@ class LagOptimalStrategy(Strategy):
         proven = best.max_lag <= floor
         if not proven and self.exact_budget > 0 and self._pairs(group) <= EXACT_MAX_PAIRS:
             best, proven = self._polish(group, best, floor, slack, tie)
-        a = build(self.name, group, best.layout())
+        layout = best.layout()
+        if self.rack == "prefer" and group.rack_aware:
+            layout = rack_local_swaps(group, layout, best.max_lag, self.max_moves)
+        a = build(self.name, group, layout)
         return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
 
     @staticmethod

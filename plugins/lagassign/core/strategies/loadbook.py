@@ -47,6 +47,10 @@ class LoadBook:
         for mid in group.member_ids:
             self._push(mid)
 
+    def key(self, mid: str) -> tuple:
+        """The load key that ``least_loaded`` minimises: (count, lag if by_lag, tie, id)."""
+        return self._key(mid)
+
     def _key(self, mid: str) -> tuple:
         return (self.count[mid], self.load[mid] if self.by_lag else 0, self.tie[mid], mid)
 

@@ -5,10 +5,14 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
+4. Mixed subscriptions, or racks known (KIP-881): chains of hand-overs that give more owned
+   partitions back than they take, or make more partitions rack-local, while the condition
+   holds (``fewer_moves``): without racks sticky moves no more than Kafka's; with racks, rack
+   locality comes before stickiness, as in Kafka's.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
-Spec: KIP-54 and Apache Kafka's ``StickyAssignor`` (its ``AbstractStickyAssignor``).
+Spec: KIP-54, KIP-881 and Apache Kafka's ``StickyAssignor`` (its ``AbstractStickyAssignor``).
 
 Example: C2 joins a group where C0 and C1 own three partitions each; each gives one away
 and nothing else moves::
@@ -28,6 +32,7 @@ from collections.abc import Iterable
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
+from .fewer_moves import fewer_moves
 from .loadbook import LoadBook, balance_counts
 
 
@@ -36,7 +41,20 @@ def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     return memo(group, "sticky", lambda: _sticky_assignment(group))
 
 
+def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """Passes 1-3 only (computed once): lag-optimal's sticky seed, which its own search then
+    improves, so its results do not depend on pass 4."""
+    return memo(group, "sticky-passes", lambda: _sticky_book(group).assignment())
+
+
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    book = _sticky_book(group)
+    if group.rack_aware or (group.owner and not group.identical_subscriptions):
+        fewer_moves(group, book)
+    return book.assignment()
+
+
+def _sticky_book(group: GroupSnapshot) -> LoadBook:
     book = LoadBook(group)
     for mid, tps in kept_owned(group).items():
         for tp in tps:
@@ -48,7 +66,7 @@ def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
     owner_before = group.owner
     balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
-    return book.assignment()
+    return book
 
 
 def _give_away_order(

@@ -1,0 +1,135 @@
+"""Agreement with Kafka's own assignors (kafka-clients 4.3.0) on seeded random groups.
+
+Prints, over identical and mixed subscriptions with and without owned partitions, static
+members and racks: how often range and roundrobin are identical to Kafka's; sticky's and
+cooperative-sticky's moves against Kafka's (groups without racks, where fewer moves is the
+goal); and the rack-local partitions of range and the sticky pair against Kafka's (groups
+with racks, where Kafka trades moves for locality). Needs the harness:
+``scripts/kafka_harness.py`` first. Figures for people, not a test.
+
+    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from groups import kafka_balance_violation, moved
+from kafka_java import KAFKA_SKIP, kafka_assign, random_case
+from lagassign.core.case import parse_case
+from lagassign.core.scoring import score
+from lagassign.core.strategies import get_strategy
+
+PAIRS = [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]
+RACK_OPTIONS = [
+    ("lag-aware", "off"),
+    ("lag-aware", "prefer"),
+    ("lag-aware", "require"),
+    ("lag-optimal", "off"),
+    ("lag-optimal", "prefer"),
+]
+
+
+def rack_local(group, members) -> int:
+    rack = {m.id: m.rack for m in group.members}
+    return sum(1 for mid, tps in members.items() for tp in tps if rack[mid] in group.partitions[tp].racks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    if KAFKA_SKIP:
+        raise SystemExit(f"Kafka harness not ready: {KAFKA_SKIP}")
+    rnd = random.Random(args.seed)
+    cases = [random_case(rnd) for _ in range(args.groups)]
+    start = time.perf_counter()
+    kafka = kafka_assign(cases)
+    java_s = time.perf_counter() - start
+    c: Counter = Counter()
+    for case, k in zip(cases, kafka, strict=True):
+        g = parse_case(case)
+        static = any(m.instance_id for m in g.members)
+        racks = g.rack_aware
+        kinds = ["all"] + (["static"] if static else []) + (["racks"] if racks else [])
+        for kind in kinds:
+            c[("groups", kind)] += 1
+        for name in ("range", "roundrobin"):
+            same = get_strategy(name).assign(g).members == k[name]
+            for kind in kinds:
+                c[(name, kind)] += same
+        if racks:
+            c[("range", "local ours")] += rack_local(g, get_strategy("range").assign(g).members)
+            c[("range", "local kafka")] += rack_local(g, k["range"])
+        for ours, theirs in PAIRS:
+            got = get_strategy(ours).assign(g).members
+            c[(ours, "unbalanced")] += kafka_balance_violation(g, got) is not None
+            a, b = len(moved(g.owner, got)), len(moved(g.owner, k[theirs]))
+            if racks:
+                la, lb = rack_local(g, got), rack_local(g, k[theirs])
+                c[(ours, "local ours")] += la
+                c[(ours, "local kafka")] += lb
+                c[(ours, "local short")] += la < lb
+                c[(ours, "rack moves ours")] += a
+                c[(ours, "rack moves kafka")] += b
+                c[(ours, "rack more")] += a > b
+            else:
+                c[(ours, "moves ours")] += a
+                c[(ours, "moves kafka")] += b
+                c[(ours, "more")] += a > b
+                c[(ours, "fewer")] += a < b
+        c["partitions racks"] += len(g.assignable) if racks else 0
+        if racks:
+            for name, rack in RACK_OPTIONS:
+                m = score(g, get_strategy(name, rack=rack).assign(g))
+                c[(name, rack, "cross")] += m.get("cross_rack_partitions", 0)
+                c[(name, rack, "cross lag")] += m.get("cross_rack_lag", 0)
+                c[(name, rack, "max lag")] += m["max_lag"]
+    n = args.groups
+    print(f"{n} groups (seed {args.seed}); kafka-clients 4.3.0 took {java_s:.1f} s for all of them")
+    print(
+        f"  {c[('groups', 'static')]} with static members, {c[('groups', 'racks')]} with racks "
+        f"({c['partitions racks']} partitions)"
+    )
+    print("identical to Kafka's assignment (all / static members / racks):")
+    for name in ("range", "roundrobin"):
+        print(
+            f"  {name:<11} {c[(name, 'all')]}/{n}  {c[(name, 'static')]}/{c[('groups', 'static')]}"
+            f"  {c[(name, 'racks')]}/{c[('groups', 'racks')]}"
+        )
+    no_racks = n - c[("groups", "racks")]
+    print(f"moves without racks ({no_racks} groups): lagassign vs Kafka, groups with more / fewer")
+    for ours, _ in PAIRS:
+        print(
+            f"  {ours:<19} {c[(ours, 'moves ours')]} vs {c[(ours, 'moves kafka')]}"
+            f"  more in {c[(ours, 'more')]}, fewer in {c[(ours, 'fewer')]};"
+            f" Kafka's balance broken in {c[(ours, 'unbalanced')]}"
+        )
+    print(f"rack-local partitions with racks ({c[('groups', 'racks')]} groups): lagassign vs Kafka")
+    print(f"  {'range':<19} {c[('range', 'local ours')]} vs {c[('range', 'local kafka')]}")
+    for ours, _ in PAIRS:
+        print(
+            f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]},"
+            f" short of Kafka's in {c[(ours, 'local short')]} groups;"
+            f" moves {c[(ours, 'rack moves ours')]} vs {c[(ours, 'rack moves kafka')]}"
+            f" (more in {c[(ours, 'rack more')]} groups)"
+        )
+    print("rack option, groups with racks: cross-rack partitions, their lag, sum of max lag")
+    for name, rack in RACK_OPTIONS:
+        print(
+            f"  {name + ' rack=' + rack:<22} {c[(name, rack, 'cross')]:>6}"
+            f"  {c[(name, rack, 'cross lag')]:>12,}  {c[(name, rack, 'max lag')]:>12,}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Kafka's own assignors (kafka-clients 4.3.0, run by tests/java/KafkaAssignors.java) on cases,
+and the seeded random groups the fidelity tests and ``bench/fidelity.py`` compare on.
+
+``kafka_assign(cases)`` starts one JVM for the whole batch. ``KAFKA_SKIP`` is None when the
+harness is ready, else the reason to skip (``scripts/kafka_harness.py`` fetches and compiles it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import kafka_harness
+from lagassign.core.model import TopicPartition
+
+KAFKA_SKIP: str | None = kafka_harness.ready()
+#: the assignors the harness reports, by lagassign's strategy names
+KAFKA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky-final")
+
+
+def kafka_assign(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, list[TopicPartition]]]]:
+    """Per case: assignor name -> member id -> sorted partitions, as kafka-clients assigns them."""
+    text = "".join(json.dumps(c) + "\n" for c in cases)
+    out = subprocess.run(
+        ["java", "-cp", kafka_harness.classpath(), "KafkaAssignors"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    results = []
+    for line in out.splitlines():
+        raw = json.loads(line)
+        results.append(
+            {
+                name: {mid: [TopicPartition(t, p) for t, p in tps] for mid, tps in per_member.items()}
+                for name, per_member in raw.items()
+            }
+        )
+    assert len(results) == len(cases)
+    return results
+
+
+RACKS = ("rack-a", "rack-b", "rack-c")
+
+
+def random_case(
+    rnd: random.Random,
+    subscriptions: str = "any",
+    owned: bool | None = None,
+    static: bool | None = None,
+    racks: bool | None = None,
+    max_members: int = 7,
+    max_topics: int = 4,
+    max_partitions: int = 10,
+) -> dict[str, Any]:
+    """A random valid case: ``None`` for a flag means "either, at random".
+
+    Member ids are random hex (so their order is arbitrary); static members get instance ids
+    ``worker-NN`` (some members may stay dynamic); owned partitions come from a random earlier
+    owner (sometimes one no longer subscribed); with racks every partition has one to three
+    replica racks and every member a rack.
+    """
+    pick = {"identical", "mixed"} if subscriptions == "any" else {subscriptions}
+    subscriptions = rnd.choice(sorted(pick))
+    owned = rnd.random() < 0.6 if owned is None else owned
+    static = rnd.random() < 0.5 if static is None else static
+    racks = rnd.random() < 0.4 if racks is None else racks
+    topics = [f"t{i}" for i in range(rnd.randint(1, max_topics))]
+    sizes = {t: rnd.randint(1, max_partitions) for t in topics}
+    n = rnd.randint(1, max_members)
+    ids = sorted({f"{rnd.getrandbits(24):06x}" for _ in range(n)})
+    rnd.shuffle(ids)
+    if subscriptions == "identical":
+        common = sorted(rnd.sample(topics, rnd.randint(1, len(topics))))
+        subs = [common] * len(ids)
+    else:
+        subs = [sorted(rnd.sample(topics, rnd.randint(1, len(topics)))) for _ in ids]
+    workers = rnd.sample(range(100), len(ids))
+    members: list[dict[str, Any]] = []
+    for i, (mid, ts) in enumerate(zip(ids, subs, strict=True)):
+        m: dict[str, Any] = {"id": mid, "topics": ts, "owned": []}
+        if static and (i == 0 or rnd.random() < 0.85):
+            m["instance_id"] = f"worker-{workers[i]:02d}"
+        if racks:
+            m["rack"] = rnd.choice(RACKS)
+        members.append(m)
+    partitions = []
+    for t in topics:
+        for p in range(sizes[t]):
+            part: dict[str, Any] = {
+                "topic": t,
+                "partition": p,
+                "lag": rnd.choice((0, 10, 1000, rnd.randint(0, 10**6))),
+            }
+            if racks:
+                part["racks"] = rnd.sample(RACKS, rnd.randint(1, len(RACKS)))
+            partitions.append(part)
+            if owned and rnd.random() < 0.85:
+                holders = [m for m in members if t in m["topics"]] if rnd.random() < 0.9 else members
+                if holders:
+                    rnd.choice(holders)["owned"].append([t, p])
+    return {"group": "g", "auto_offset_reset": "earliest", "members": members, "partitions": partitions}
