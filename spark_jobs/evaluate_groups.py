@@ -80,6 +80,10 @@ def stacked(spark: SparkSession, folder: Path) -> tuple[DataFrame, int]:
             "instance_id",
             F.to_json("topics", as_json).alias("topics"),
             F.to_json("assignment", as_json).alias("assignment"),
+            *(  # older snapshots lack them: null, as unknown
+                (F.col(c) if c in members.columns else F.lit(None).cast(t)).alias(c)
+                for c, t in (("rack", "string"), ("capacity", "double"))
+            ),
         ),
     ]
     out = frames[0]

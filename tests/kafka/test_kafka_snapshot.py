@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import lagassign
 import pyarrow.parquet as pq
 import pytest
 from kafkakit import Kit, config_flags, needs, run_cli, wait_until
@@ -177,3 +178,40 @@ def test_cli_snapshot_writes_tables_and_keeps_secrets_out(module_kit: Kit, clust
         assert secret not in everything
     [row] = pq.read_table(out / "groups.parquet").to_pylist()
     assert (row["kind"], row["auto_offset_reset"]) == ("assign", "earliest")
+
+
+def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: dict, tmp_path) -> None:
+    """Status records (as PlanConsumer's announcer writes them) give the planner each instance's
+    rack and capacity: stated, or its rate while it is behind; both reach the case, through
+    Parquet, and put the group into planning in time."""
+    from confluent_kafka import Producer
+    from lagassign.core.liveness import InstanceStatus
+    from lagassign.kafka.status import ensure_status_topic, now_ms, partition_for, status_key
+
+    kit = module_kit
+    status_topic = kit.name("status")
+    parts = ensure_status_topic(kit.config(), status_topic, partitions=1)
+    group = cluster["skewed"]
+    producer = Producer(kit.config())
+    statuses = [
+        InstanceStatus(group, "w0", now_ms(), topics=(cluster["orders"],), rack="eu-1a", capacity=500.0),
+        InstanceStatus(group, "w1", now_ms(), topics=(cluster["orders"],), rack="eu-1b", rate=120.0, lag=3),
+    ]
+    for s in statuses:
+        key = status_key(s.group, s.instance)
+        producer.produce(
+            status_topic, s.to_json().encode(), key, partition=parts[partition_for(group, len(parts))]
+        )
+    producer.flush(15)
+    snap = _snapshot(kit, cluster, "^$", [cluster["declared"]], status_topic=status_topic)
+    rows = {m["member_id"]: m for m in snap.members if m["group"] == group}
+    assert (rows["w0"]["rack"], rows["w0"]["capacity"]) == ("eu-1a", 500.0)
+    assert (rows["w1"]["rack"], rows["w1"]["capacity"]) == ("eu-1b", 120.0)
+    snap.write(tmp_path / "snap")
+    (_row, got) = next((g, c) for g, c in read_snapshot(tmp_path / "snap") if g["group"] == group)
+    assert {m["id"]: (m["rack"], m["capacity"]) for m in got["members"]} == {
+        "w0": ("eu-1a", 500.0),
+        "w1": ("eu-1b", 120.0),
+    }
+    metrics = lagassign.assign(got, "drain-optimal")["metrics"]
+    assert metrics["max_catch_up_s"] is not None and "catch_up_s" in metrics

@@ -40,11 +40,13 @@ class Announcer:
         max_poll_interval: float,
         rack: str | None,
         timeout: float,
+        capacity: float | None = None,
     ) -> None:
         from confluent_kafka import Producer
 
         self.topic, self.group, self.instance, self.topics = topic, group, instance, topics
         self.session_timeout_ms, self.rack, self.timeout = session_timeout_ms, rack, timeout
+        self.capacity = capacity
         self.heartbeat_interval, self.max_poll_interval = heartbeat_interval, max_poll_interval
         self.partition: int | None = None  # set by ``start``; None: no status topic, stay silent
         self._producer = Producer({**producer_conf, "linger.ms": 0, "acks": "all"})
@@ -110,6 +112,7 @@ class Announcer:
                 session_timeout_ms=self.session_timeout_ms,
                 rack=self.rack,
                 host=_HOST,
+                capacity=self.capacity,
             )
         try:
             self._producer.produce(

@@ -63,7 +63,9 @@ class PlanConsumer:
     watcher can give a newcomer its share (default: none announced; the watcher then uses the
     groups file or the topics of the group's plan). ``handover_timeout``: the longest a taker
     waits for a giver that neither releases a partition nor dies (a safety valve for a status
-    topic that cannot be read; default 120 s).
+    topic that cannot be read; default 120 s). ``capacity``: messages per second this instance
+    can process, announced so that the planner can plan in time (drain-optimal gives faster
+    instances more); without it the planner takes the rate of an instance that is behind.
     """
 
     def __init__(
@@ -78,11 +80,18 @@ class PlanConsumer:
         timeout: float = 30.0,
         on_switch: Callable[[Plan | None, Plan], None] | None = None,
         handover_timeout: float = DEFAULT_HANDOVER_TIMEOUT_S,
+        capacity: float | None = None,
     ) -> None:
         from confluent_kafka import Consumer
 
         if not group or not instance_id:
             raise LagassignError("PlanConsumer needs a group and an instance id")
+        if capacity is not None and (
+            isinstance(capacity, bool)
+            or not isinstance(capacity, int | float)
+            or not 0 < capacity < float("inf")
+        ):
+            raise LagassignError(f"capacity must be messages per second > 0, got {capacity!r}")
         self.group = group
         self.instance_id = instance_id
         self.topics = tuple(sorted(set(topics or ())))
@@ -132,6 +141,7 @@ class PlanConsumer:
             max_poll_interval,
             rack,
             timeout,
+            capacity,
         )
         self.plan: Plan | None = None
         self.liveness = Liveness()

@@ -11,12 +11,16 @@ Record value (JSON, ``format`` 1)::
     {"format": 1, "group": "orders", "instance": "w0", "version": 7,
      "partitions": [["orders", 0], ["orders", 3]], "pending": [["orders", 5]],
      "topics": ["orders"], "rate": 812.5, "lag": 140, "time_ms": 1795400000000,
-     "started_ms": 1795390000000, "session_timeout_ms": 30000, "rack": "eu-1a", "host": "pod-7"}
+     "started_ms": 1795390000000, "session_timeout_ms": 30000, "rack": "eu-1a", "host": "pod-7",
+     "capacity": 2000.0}
 
 ``version`` is the plan version in force at the instance (null before its first plan),
 ``partitions`` what it consumes now, ``pending`` what the plan gives it but it has not started
 yet (waiting for the previous holder to let go), ``rate`` messages processed per second over the
-last interval, ``lag`` the messages between its positions and the partitions' ends.
+last interval, ``lag`` the messages between its positions and the partitions' ends, ``capacity``
+(optional) the messages per second the instance can process, when its operator states it.
+``observed_capacity`` is what the planner takes for capacity: the stated one, else the rate of
+an instance that is behind (it processes as fast as it can), else unknown.
 
 An instance is **alive** while its newest record is younger than the session timeout (the
 watcher's ``--session-timeout``, else the timeout the instance announced); a tombstone means it
@@ -81,6 +85,16 @@ class InstanceStatus:
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
     rack: str | None = None
     host: str | None = None
+    capacity: float | None = None
+
+    @property
+    def observed_capacity(self) -> float | None:
+        """Messages per second it can process: stated, else its rate while behind (saturated)."""
+        if self.capacity is not None and self.capacity > 0:
+            return self.capacity
+        if self.rate is not None and self.rate > 0 and self.lag is not None and self.lag > 0:
+            return self.rate
+        return None
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -128,7 +142,15 @@ class InstanceStatus:
             session_timeout_ms=timeout,
             rack=data.get("rack") if isinstance(data.get("rack"), str) else None,
             host=data.get("host") if isinstance(data.get("host"), str) else None,
+            capacity=_positive(data.get("capacity")),
         )
+
+
+def _positive(value: Any) -> float | None:
+    """A finite number > 0, else None (a status field an instance may leave out)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return float(value)
+    return None
 
 
 @dataclass(frozen=True)

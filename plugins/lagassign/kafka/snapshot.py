@@ -314,7 +314,7 @@ def build_group(
     topics = {t for t, _ in g.commits}
     if assign:
         instances, why_empty = _assign_members(gid, spec, plan, liveness, now, topics)
-        hosts = {i: s.host for i, s in liveness.alive(gid, now).items()}
+        alive = liveness.alive(gid, now)
         for iid, iid_topics in instances.items():
             topics |= set(iid_topics)
             owned = plan.partitions_of(iid) if plan is not None else []
@@ -324,9 +324,11 @@ def build_group(
                     "member_id": iid,
                     "instance_id": iid,
                     "client_id": None,
-                    "host": hosts.get(iid),
+                    "host": alive[iid].host if iid in alive else None,
                     "topics": list(iid_topics),
                     "assignment": [{"topic": t, "partition": p} for t, p in owned],
+                    "rack": alive[iid].rack if iid in alive else None,
+                    "capacity": alive[iid].observed_capacity if iid in alive else None,
                 }
             )
         if why_empty:

@@ -242,6 +242,8 @@ STACKED_COLUMNS = (
     "instance_id",
     "topics",
     "assignment",
+    "rack",
+    "capacity",
 )
 
 
@@ -300,6 +302,8 @@ def evaluate_pandas_group(pdf: Any, strategies: Sequence[str], options: Mapping[
                 "instance_id": r["instance_id"],
                 "topics": _json(r["topics"]),
                 "assignment": _json(r["assignment"]),
+                "rack": r.get("rack"),
+                "capacity": None if r.get("capacity") is None else float(r["capacity"]),
             }
             for r in records
             if r["_row"] == "m"

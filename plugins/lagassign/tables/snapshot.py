@@ -36,6 +36,8 @@ GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "err
 OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
+#: planning with racks and in time; snapshots written before them lack these columns
+OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
 
 
 def arrow_schemas() -> dict[str, Any]:
@@ -75,6 +77,8 @@ def arrow_schemas() -> dict[str, Any]:
                 ("host", pa.string()),
                 ("topics", pa.list_(pa.string())),
                 ("assignment", pa.list_(tp)),
+                ("rack", pa.string()),
+                ("capacity", pa.float64()),
             ]
         ),
     }
@@ -149,14 +153,17 @@ def case_from_rows(
     case_members = []
     for row in members:
         assignment = row.get("assignment")
-        case_members.append(
-            {
-                "id": row.get("instance_id") or row["member_id"],
-                "instance_id": row.get("instance_id") or None,
-                "topics": sorted(_as_list(row.get("topics"))),
-                "owned": [[a["topic"], int(a["partition"])] for a in _as_list(assignment)],
-            }
-        )
+        member = {
+            "id": row.get("instance_id") or row["member_id"],
+            "instance_id": row.get("instance_id") or None,
+            "topics": sorted(_as_list(row.get("topics"))),
+            "owned": [[a["topic"], int(a["partition"])] for a in _as_list(assignment)],
+        }
+        for key in OPTIONAL_MEMBER_COLUMNS:  # absent, not null, when unknown (as in a case file)
+            value = row.get(key)
+            if value is not None and value == value:  # NaN from pandas is unknown too
+                member[key] = value
+        case_members.append(member)
     return {
         "group": group,
         "auto_offset_reset": auto_offset_reset or "latest",
@@ -211,7 +218,7 @@ def snapshot_groups(
     for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS):
         parts.setdefault(row["group"], []).append(row)
     members: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS):
+    for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS, OPTIONAL_MEMBER_COLUMNS):
         members.setdefault(row["group"], []).append(row)
     seen: set[str] = set()
     for grow in sorted((g for g in groups if g["group"] is not None), key=lambda g: g["group"]):
