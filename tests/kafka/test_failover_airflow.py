@@ -115,5 +115,7 @@ def test_the_triggerer_fires_the_failover_dag_after_a_kill_9(broker, tmp_path):
     assert set(o.details["plan"].members) == {"w0", "w2"}, o.details["log"]
     failover = [p for p in o.details["audit"] if p["trigger"] == "failover"]
     assert failover and failover[0]["dag_id"] == "lagassign_failover" and failover[0]["status"] == "succeeded"
-    assert o.seconds < 5 + 40, o.details["log"]  # the session timeout + the trigger's check + a DAG run
+    # How fast is a figure of bench/faults.py (goal 60 s); here only that it happened, in a bound
+    # wide enough for a loaded CI machine: the session timeout + the trigger + a DAG run.
+    assert o.seconds < 5 + 100, o.details["log"]
     assert o.lost == 0

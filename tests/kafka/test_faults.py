@@ -40,7 +40,8 @@ def test_unreachable_broker_fails_in_bounded_time_and_is_recorded(tmp_path):
     assert d["returncode"] != 0
     _one_clear_line(d["errors"], "cannot reach Kafka", "within 2s")
     assert "Traceback" not in d["stderr"]
-    assert o.seconds < 20  # the 2 s timeout + start-up (the default, 30 s, also bounds the whole wait)
+    # the 2 s timeout + start-up, not the default 30 s or retries without end (figures: bench/faults.py)
+    assert o.seconds < 28
     [plan] = d["plans"]
     assert plan["status"] == "failed" and "cannot reach Kafka" in plan["error"]
     assert not any(g.get("publications") for g in plan["groups"])
@@ -50,7 +51,7 @@ def test_broker_stopped_mid_snapshot_fails_the_run_and_publishes_nothing(spare, 
     o = fk.broker_stopped_mid_snapshot(spare, tmp_path)
     d = o.details
     assert d["stopped_at"], "the snapshot ended before the broker could be stopped"
-    assert o.seconds < 60
+    assert o.seconds < 120  # bounded, not hanging (figures: bench/faults.py)
     assert d["after"] == d["before"], "the plans topic changed"
     [plan] = d["plans"]
     assert not any(g.get("publications") for g in plan["groups"])
@@ -88,7 +89,7 @@ def test_unreachable_audit_db_publishes_nothing(broker, tmp_path):
     _one_clear_line(d["errors"], "audit store")
     assert "postgres@" in d["errors"][0] and "Traceback" not in d["stderr"]
     assert d["after"] == d["before"], "a plan was published without its audit record"
-    assert o.seconds < 30
+    assert o.seconds < 90  # bounded, not hanging (figures: bench/faults.py)
 
 
 def test_publication_left_pending_by_a_crash_is_reconciled_by_the_next_run(broker, tmp_path):
