@@ -189,6 +189,7 @@ def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: di
     from lagassign.kafka.status import ensure_status_topic, now_ms, partition_for, status_key
 
     kit = module_kit
+    needs(kit.broker, "the CreateTopics API for the compacted status topic")
     status_topic = kit.name("status")
     parts = ensure_status_topic(kit.config(), status_topic, partitions=1)
     group = cluster["skewed"]
