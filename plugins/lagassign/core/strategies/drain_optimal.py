@@ -287,6 +287,20 @@ def _seconds(load: Any, flow: Any, cap: Any) -> Any:
     return np.where(hopeless, _NEVER * (1.0 + (flow - cap) / cap), np.where(load <= 0, 0.0, finite))
 
 
+def _best_cell(
+    after: Any, ok: Any, delta: Any, moves: int, max_moves: int | None
+) -> tuple[float, int, int, int] | None:
+    """The smallest ``after`` among allowed cells (within ``max_moves``): (value, row, column,
+    its change in moves), or None when no cell is allowed."""
+    if max_moves is not None:
+        ok = ok & (moves + delta <= max_moves)
+    if not ok.any():
+        return None
+    masked = np.where(ok, after, np.inf)
+    i, j = np.unravel_index(np.argmin(masked), masked.shape)
+    return float(masked[i, j]), int(i), int(j), int(delta[i, j])
+
+
 def _search(layout: _Layout, max_moves: int | None) -> None:
     """Lower the slowest member's cost by a move or a swap while one makes both sides finish
     strictly sooner than it did (see the module doc). Each step weighs every move and swap of
@@ -327,15 +341,10 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
             after_o = _seconds(load[None, :] + lp[:, None], flow[None, :] + rp[:, None], cap[None, :])
             after = np.maximum(after_w, after_o)
             delta = (own_p == w)[:, None].astype(int) - (own_p[:, None] == np.arange(len(members))[None, :])
-            ok = room[None, :] & reads[:, tp_topic].T
-            if max_moves is not None:
-                ok &= moves + delta <= max_moves
-            if ok.any():
-                masked = np.where(ok, after, np.inf)
-                i, o = np.unravel_index(np.argmin(masked), masked.shape)
-                if masked[i, o] < best_after:
-                    best_after, best_delta = masked[i, o], int(delta[i, o])
-                    choice = (mine[i], members[o], None)
+            found = _best_cell(after, room[None, :] & reads[:, tp_topic].T, delta, moves, max_moves)
+            if found is not None and found[0] < best_after:
+                best_after, i, o, best_delta = found
+                choice = (mine[i], members[o], None)
         # swaps: worst gives one partition and takes one back
         if theirs:
             lq = np.array([layout.lag[tq] for tq, _ in theirs], dtype=float)
@@ -359,14 +368,10 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
                 + (own_q == oq)[None, :]
                 - (own_q == w)[None, :]
             )
-            if max_moves is not None:
-                ok &= moves + delta <= max_moves
-            if ok.any():
-                masked = np.where(ok, after, np.inf)
-                i, j = np.unravel_index(np.argmin(masked), masked.shape)
-                if masked[i, j] < best_after:
-                    best_after, best_delta = masked[i, j], int(delta[i, j])
-                    choice = (mine[i], members[oq[j]], theirs[j][0])
+            found = _best_cell(after, ok, delta, moves, max_moves)
+            if found is not None and found[0] < best_after:
+                best_after, i, j, best_delta = found
+                choice = (mine[i], members[oq[j]], theirs[j][0])
         if choice is None:
             return
         given, taker, back = choice
