@@ -14,7 +14,7 @@ from .strategies import applicable_options, get_strategy, strategy_names
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
-    return [list(tp) for tp in tps]  # TopicPartition is a (topic, partition) tuple
+    return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
 
 
 def run_strategy(

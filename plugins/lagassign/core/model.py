@@ -21,9 +21,9 @@ class TopicPartition(NamedTuple):
         return f"{self.topic}-{self.partition}"
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
-    """Offsets of one partition for one group, and the lag derived from them."""
+class PartitionState(NamedTuple):
+    """Offsets of one partition for one group, and the lag derived from them (a named tuple:
+    a case at Kafka's benchmark point builds 100,000 of them)."""
 
     tp: TopicPartition
     lag: int
@@ -74,12 +74,9 @@ class GroupSnapshot:
 
     @cached_property
     def kafka_subscribers(self) -> dict[str, list[str]]:
-        """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``)."""
-        subs: dict[str, list[str]] = {t: [] for t in self.subscribers}
-        for m in self.kafka_order:
-            for t in m.topics:
-                subs[t].append(m.id)
-        return subs
+        """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``); topics
+        with the same subscribers share one list (read-only)."""
+        return self._by_topic(self.kafka_order)
 
     @cached_property
     def rack_aware(self) -> bool:
@@ -94,12 +91,40 @@ class GroupSnapshot:
 
     @cached_property
     def subscribers(self) -> dict[str, list[str]]:
-        """Topic -> ids of the members subscribed to it, sorted."""
-        subs: dict[str, list[str]] = {}
+        """Topic -> ids of the members subscribed to it, sorted; topics with the same
+        subscribers share one list (read-only)."""
+        return self._by_topic(self.members)
+
+    @cached_property
+    def subscriptions(self) -> dict[frozenset[str], list[str]]:
+        """Each distinct subscription -> ids of the members that have it, sorted.
+
+        Work per subscription rather than per member: at Kafka's benchmark point, 10,000
+        members with one subscription of 1,000 topics, it is one entry instead of 10 million.
+        """
+        classes: dict[frozenset[str], list[str]] = {}
         for m in self.members:
-            for t in m.topics:
-                subs.setdefault(t, []).append(m.id)
-        return {t: subs[t] for t in sorted(subs)}
+            classes.setdefault(m.topics, []).append(m.id)
+        return classes
+
+    def _by_topic(self, ordered: tuple[Member, ...]) -> dict[str, list[str]]:
+        """Topic -> subscriber ids in the order of ``ordered``, built per subscription."""
+        position = {m.id: i for i, m in enumerate(ordered)}
+        topic_classes: dict[str, list[frozenset[str]]] = {}
+        for topics in self.subscriptions:
+            for t in topics:
+                topic_classes.setdefault(t, []).append(topics)
+        merged: dict[tuple[frozenset[str], ...], list[str]] = {}
+        subs: dict[str, list[str]] = {}
+        for t in sorted(topic_classes):
+            classes = tuple(topic_classes[t])
+            ids = merged.get(classes)
+            if ids is None:
+                ids = [mid for c in classes for mid in self.subscriptions[c]]
+                ids.sort(key=position.__getitem__)
+                merged[classes] = ids
+            subs[t] = ids
+        return subs
 
     @cached_property
     def topic_partitions(self) -> dict[str, list[TopicPartition]]:
@@ -125,7 +150,7 @@ class GroupSnapshot:
 
     @cached_property
     def identical_subscriptions(self) -> bool:
-        return len({m.topics for m in self.members}) <= 1
+        return len(self.subscriptions) <= 1
 
 
 @dataclass

@@ -55,8 +55,13 @@ def lower_bound_max_lag(group: GroupSnapshot) -> int:
     """
     lag = group.lag
     by_set: dict[frozenset[str], list[int]] = {}
+    as_set: dict[int, frozenset[str]] = {}  # topics with the same subscribers share one list
     for topic, tps in group.topic_partitions.items():
-        by_set.setdefault(frozenset(group.subscribers[topic]), []).extend(lag[tp] for tp in tps)
+        subs = group.subscribers[topic]
+        key = as_set.get(id(subs))
+        if key is None:
+            key = as_set[id(subs)] = frozenset(subs)
+        by_set.setdefault(key, []).extend(lag[tp] for tp in tps)
     bound = _pool_bound([lag[tp] for tp in group.assignable], len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
     for subs, lags in by_set.items():
@@ -133,14 +138,15 @@ def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
             t = parent[t]
         return t
 
-    for m in group.members:
-        first, *rest = sorted(m.topics)
+    for subscription in group.subscriptions:
+        first, *rest = sorted(subscription)
         for t in rest:
             parent[find(t)] = find(first)
     members: dict[str, list[str]] = {}
     topics: dict[str, list[str]] = {}
+    root_of = {subscription: find(min(subscription)) for subscription in group.subscriptions}
     for m in group.members:
-        members.setdefault(find(min(m.topics)), []).append(m.id)
+        members.setdefault(root_of[m.topics], []).append(m.id)
     for t in group.topic_partitions:
         topics.setdefault(find(t), []).append(t)
     return [(members[root], topics.get(root, [])) for root in members]
@@ -176,7 +182,12 @@ def meets_count_guarantee(group: GroupSnapshot, layout: dict[str, list[TopicPart
     counts = {mid: len(tps) for mid, tps in layout.items()}
     if max(counts.values()) - min(counts.values()) <= 1:
         return True
-    min_by_topic = {t: min(counts[mid] for mid in subs) for t, subs in group.subscribers.items()}
+    fewest: dict[int, int] = {}  # per subscriber list (topics with the same subscribers share one)
+    min_by_topic = {}
+    for t, subs in group.subscribers.items():
+        if id(subs) not in fewest:
+            fewest[id(subs)] = min(counts[mid] for mid in subs)
+        min_by_topic[t] = fewest[id(subs)]
     return all(min_by_topic[tp.topic] > counts[mid] - 2 for mid, tps in layout.items() for tp in tps)
 
 

@@ -115,10 +115,11 @@ def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choic
     before = group.owner
     rack = {m.id: m.rack for m in group.members}
     n = len(index)
-    cost = np.full((n, n), _INF, dtype=np.int64)
+    cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
     choices: Choices = {}
     for giver, tps in state.held.items():
         g = index[giver]
+        row = cost[g]
         for tp in tps:
             prev = before.get(tp)
             racks = group.partitions[tp].racks
@@ -132,9 +133,9 @@ def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choic
                 best = per_topic.get(tp.topic)
                 if best is None or c < best[0]:
                     per_topic[tp.topic] = (c, tp)
-                if c < cost[g, t]:
-                    cost[g, t] = c
-    return cost, choices
+                if c < row[t]:
+                    row[t] = c
+    return np.array(cost, dtype=np.int64), choices
 
 
 def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
@@ -148,10 +149,11 @@ def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
     group = state.group
     before = group.owner
     n = len(index)
-    cost = np.full((n, n), _INF, dtype=np.int64)
+    cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
     choices: Choices = {}
     for giver, tps in state.held.items():
         g = index[giver]
+        row = cost[g]
         by_topic: dict[str, list[TopicPartition]] = {}
         for tp in tps:
             by_topic.setdefault(tp.topic, []).append(tp)
@@ -175,9 +177,9 @@ def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
                 back = returning.get(taker)
                 best = (-1, back) if back is not None else base
                 choices.setdefault((g, t), {})[topic] = best
-                if best[0] < cost[g, t]:
-                    cost[g, t] = best[0]
-    return cost, choices
+                if best[0] < row[t]:
+                    row[t] = best[0]
+    return np.array(cost, dtype=np.int64), choices
 
 
 def _shortest(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,8 +32,9 @@ class LagStrategy(Strategy):
         lag = group.lag
         pairs = []
         for topic, tps in group.topic_partitions.items():
-            heap = [(0, 0, mid) for mid in group.subscribers[topic]]
-            heapq.heapify(heap)
+            # everyone starts at (0, 0): only the first len(tps) members by id can be reached
+            # before a member holding one comes back, so the rest need not be in the heap
+            heap = [(0, 0, mid) for mid in group.subscribers[topic][: len(tps)]]
             for tp in sorted(tps, key=lambda tp: (-lag[tp], tp.partition)):
                 count, load, mid = heapq.heappop(heap)
                 pairs.append((mid, tp))

@@ -102,12 +102,31 @@ def _co_partitioned(states: list[_TopicState], pairs: list) -> None:
                 break
 
 
+def _plain_ranges(group: GroupSnapshot) -> list[tuple[str, TopicPartition]]:
+    """The ranges without racks, touching only members that get a partition: with more
+    subscribers than partitions, the first ``p`` take one each and the rest are skipped."""
+    pairs: list[tuple[str, TopicPartition]] = []
+    subscribers = group.kafka_subscribers
+    for topic, tps in group.topic_partitions.items():
+        consumers = subscribers[topic]
+        per, extra = divmod(len(tps), len(consumers))
+        start = 0
+        for i in range(min(len(consumers), len(tps))):
+            end = start + per + (i < extra)
+            c = consumers[i]
+            pairs.extend((c, tp) for tp in tps[start:end])
+            start = end
+    return pairs
+
+
 class RangeStrategy(Strategy):
     name = "range"
     summary = "Kafka RangeAssignor: per-topic contiguous ranges, first members get the extra"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         racks = {m.id: m.rack for m in group.members if m.rack}
+        if not racks:
+            return build(self.name, group, _plain_ranges(group))
         states = [_TopicState(group, topic, racks) for topic in group.topic_partitions]
         states = [s for s in states if s.partitions]
         pairs: list[tuple[str, TopicPartition]] = []

@@ -1,0 +1,118 @@
+"""Every strategy at Kafka's JMH point, end to end through ``lagassign.assign``, as a ratio to a floor.
+
+The point: 10,000 members, 1,000 topics x 100 partitions (Kafka's ClientSideAssignorBenchmark,
+partitionsToMemberRatio 10), fresh, with seeded lags; ``identical`` subscriptions and ``mixed``
+(5 buckets of 2,000 members, each on its own 200 topics). End to end means the case object in,
+the output object out: parsing, the strategy, the lower bounds and the scoring.
+
+The floor is measured in the same run: plain Python building the 100,000 output pairs from
+the case and sorting them into member lists, the least any assignor must do to answer. Goals
+(issue 16): every strategy within 3x the floor, ``lag-optimal`` (and ``drain-optimal``, which
+is lag-optimal here) within 10x. Each strategy runs in its own process (its own memory); the
+floor is the best of 3 in each of those processes, so each ratio is measured side by side.
+
+    .venv/bin/python bench/jmh_point.py [--variants identical,mixed] [--strategies range,lag]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import speed  # noqa: E402  (the JMH groups: speed.build / speed.as_case)
+
+VARIANTS = {"identical": "jmh-identical", "mixed": "jmh-mixed"}
+GOAL = {"lag-optimal": 10.0, "drain-optimal": 10.0}
+DEFAULT_GOAL = 3.0
+
+
+def floor(case: dict[str, Any]) -> dict[str, list[list[Any]]]:
+    """The least work of any answer: every partition paired with a member, member lists sorted."""
+    ids = [m["id"] for m in case["members"]]
+    out: dict[str, list[list[Any]]] = {mid: [] for mid in ids}
+    n = len(ids)
+    for i, p in enumerate(case["partitions"]):
+        out[ids[i % n]].append([p["topic"], p["partition"]])
+    for pairs in out.values():
+        pairs.sort()
+    return out
+
+
+def _best(run, times: int) -> float:
+    best = float("inf")
+    for _ in range(times):
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(variant: str, strategy: str) -> dict[str, Any]:
+    from lagassign import assign
+
+    sizes, members, lags = speed.build(VARIANTS[variant])
+    case = speed.as_case(sizes, members, lags)
+    floor_s = _best(lambda: floor(case), 3)
+    gc.collect()
+    start = time.perf_counter()
+    out = assign(case, strategy)
+    seconds = time.perf_counter() - start
+    assigned = sum(len(v) for v in out["assignment"].values())
+    return {
+        "floor": floor_s,
+        "seconds": seconds,
+        "complete": assigned == len(case["partitions"]),
+        "max_lag": out["metrics"]["max_lag"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lagassign import strategy_names
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--strategies", default=",".join(s for s in strategy_names() if s != "current"))
+    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure:
+        print(json.dumps(measure(*args.measure)))
+        return 0
+    print(f"JMH point through lagassign.assign, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{'variant':10} {'strategy':20} {'floor s':>8} {'ours s':>8} {'ratio':>7} {'goal':>6}  max lag")
+    missed = 0
+    for variant in args.variants.split(","):
+        for strategy in args.strategies.split(","):
+            done = subprocess.run(
+                [sys.executable, __file__, "--measure", variant, strategy],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                print(f"{variant:10} {strategy:20} failed: {done.stderr.strip().splitlines()[-1]}")
+                missed += 1
+                continue
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            ratio = r["seconds"] / r["floor"]
+            goal = GOAL.get(strategy, DEFAULT_GOAL)
+            mark = "" if ratio <= goal else "  MISSED"
+            missed += ratio > goal
+            print(
+                f"{variant:10} {strategy:20} {r['floor']:8.3f} {r['seconds']:8.3f} {ratio:6.1f}x "
+                f"{goal:5.0f}x  {r['max_lag']}{mark}",
+                flush=True,
+            )
+    print(f"\n{missed} over their goal")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Per-group cost of evaluating the synthetic mix in-process, now against an earlier revision.
+
+The groups are ``scripts/make_snapshot.py``'s mix (``lagassign.core.synthetic.generate_cases``,
+seed 7: about 10 members and 100 partitions per group, one group of 10,000 partitions per 2,500
+groups). Each group is evaluated as the pipeline does (case -> parse -> every strategy, scored);
+the time is split into parsing, bounds and each strategy. ``--baseline REV`` runs the same
+measurement on that git revision's library, in the same run, so the speed-up is a ratio taken
+on the same machine at the same moment (issue 16, goal 2: at least 3x against 3588d90).
+
+    .venv/bin/python bench/per_group.py [--groups 2000] [--seed 7] [--baseline 3588d90]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(groups: int, seed: int) -> dict[str, Any]:
+    """Seconds per phase over all groups, and a digest of every result (every strategy's
+    assignment and metrics) to show that results are unchanged."""
+    from lagassign.core.case import parse_case
+    from lagassign.core.errors import StrategyRefusedError
+    from lagassign.core.evaluate import run_strategy
+    from lagassign.core.scoring import balanced_lower_bound_max_lag, lower_bound_max_lag
+    from lagassign.core.strategies import strategy_names
+    from lagassign.core.synthetic import generate_cases
+
+    cases, _ = generate_cases(groups, seed)
+    names = strategy_names()
+    spent = dict.fromkeys(["parse", "bounds", *names], 0.0)
+    digest = hashlib.sha256()
+    clock = time.perf_counter
+    for case in cases:
+        t0 = clock()
+        group = parse_case(case)
+        t1 = clock()
+        bound, balanced = lower_bound_max_lag(group), balanced_lower_bound_max_lag(group)
+        spent["parse"] += t1 - t0
+        spent["bounds"] += clock() - t1
+        for name in names:
+            t = clock()
+            try:
+                result = run_strategy(group, name, bound, balanced)
+            except StrategyRefusedError as exc:
+                result = str(exc)
+            spent[name] += clock() - t
+            digest.update(repr(result).encode())
+    return {**spent, "digest": digest.hexdigest()}
+
+
+def _run(plugins: Path, groups: int, seed: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(plugins)}
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import per_group; "
+        "print(json.dumps(per_group.measure(int(sys.argv[2]), int(sys.argv[3]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "bench"), str(groups), str(seed)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--baseline", default="3588d90", help="git revision to compare with ('' for none)")
+    args = parser.parse_args(argv)
+    runs = {"now": _run(ROOT / "plugins", args.groups, args.seed)}
+    if args.baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.baseline, "plugins"], capture_output=True, check=True
+            )
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+            runs[args.baseline] = _run(Path(tmp, "plugins"), args.groups, args.seed)
+    digests = {name: run.pop("digest") for name, run in runs.items()}
+    cols = list(runs)
+    print(f"{args.groups} groups, seed {args.seed}: ms per group")
+    print(f"{'phase':22}" + "".join(f"{c:>12}" for c in cols) + ("     speed-up" if len(cols) > 1 else ""))
+    phases = sorted(set().union(*runs.values()), key=lambda p: -runs["now"].get(p, 0))
+    for phase in [*phases, "total"]:
+        vals = [sum(r.values()) if phase == "total" else r.get(phase, 0.0) for r in runs.values()]
+        line = f"{phase:22}" + "".join(f"{1000 * v / args.groups:12.3f}" for v in vals)
+        if len(vals) > 1 and vals[0] > 0:
+            line += f"{vals[1] / vals[0]:12.2f}x"
+        print(line)
+    if len(digests) > 1:
+        same = len(set(digests.values())) == 1
+        print(f"\nresults identical to {args.baseline}: {'yes' if same else 'NO'} (digest of every result)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
