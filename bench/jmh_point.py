@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import speed  # noqa: E402  (the JMH groups: speed.build / speed.as_case)
+import speed  # the JMH groups: speed.build / speed.as_case
 
 VARIANTS = {"identical": "jmh-identical", "mixed": "jmh-mixed"}
 GOAL = {"lag-optimal": 10.0, "drain-optimal": 10.0}
