@@ -64,9 +64,9 @@ def lower_bound_max_lag(group: GroupSnapshot) -> int:
         by_set.setdefault(key, []).extend(lag[tp] for tp in tps)
     bound = _pool_bound([lag[tp] for tp in group.assignable], len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
-    for subs, lags in by_set.items():
-        pool = [x for other, ls in by_set.items() if other <= subs for x in ls] if merge else lags
-        bound = max(bound, _pool_bound(pool, len(subs)))
+    for members, lags in by_set.items():
+        pool = [x for other, ls in by_set.items() if other <= members for x in ls] if merge else lags
+        bound = max(bound, _pool_bound(pool, len(members)))
     return bound
 
 
