@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(groups: int, seed: int) -> dict[str, Any]:
+def measure(groups: int, seed: int, huge: int | None = None) -> dict[str, Any]:
     """Seconds per phase over all groups, and a digest of every result (every strategy's
     assignment and metrics) to show that results are unchanged."""
     from lagassign.core.case import parse_case
@@ -36,7 +36,7 @@ def measure(groups: int, seed: int) -> dict[str, Any]:
     from lagassign.core.strategies import strategy_names
     from lagassign.core.synthetic import generate_cases
 
-    cases, _ = generate_cases(groups, seed)
+    cases, _ = generate_cases(groups, seed, huge)
     names = strategy_names()
     spent = dict.fromkeys(["parse", "bounds", *names], 0.0)
     digest = hashlib.sha256()
@@ -59,14 +59,15 @@ def measure(groups: int, seed: int) -> dict[str, Any]:
     return {**spent, "digest": digest.hexdigest()}
 
 
-def _run(plugins: Path, groups: int, seed: int) -> dict[str, Any]:
+def _run(plugins: Path, groups: int, seed: int, huge: int | None) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(plugins)}
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import per_group; "
-        "print(json.dumps(per_group.measure(int(sys.argv[2]), int(sys.argv[3]))))"
+        "huge = None if sys.argv[4] == 'None' else int(sys.argv[4]); "
+        "print(json.dumps(per_group.measure(int(sys.argv[2]), int(sys.argv[3]), huge)))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(ROOT / "bench"), str(groups), str(seed)],
+        [sys.executable, "-c", code, str(ROOT / "bench"), str(groups), str(seed), str(huge)],
         env=env,
         capture_output=True,
         text=True,
@@ -79,16 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--groups", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--huge", type=int, default=None, help="groups of 10,000 partitions (default: mix)")
     parser.add_argument("--baseline", default="3588d90", help="git revision to compare with ('' for none)")
     args = parser.parse_args(argv)
-    runs = {"now": _run(ROOT / "plugins", args.groups, args.seed)}
+    runs = {"now": _run(ROOT / "plugins", args.groups, args.seed, args.huge)}
     if args.baseline:
         with tempfile.TemporaryDirectory() as tmp:
             archive = subprocess.run(
                 ["git", "-C", str(ROOT), "archive", args.baseline, "plugins"], capture_output=True, check=True
             )
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-            runs[args.baseline] = _run(Path(tmp, "plugins"), args.groups, args.seed)
+            runs[args.baseline] = _run(Path(tmp, "plugins"), args.groups, args.seed, args.huge)
     digests = {name: run.pop("digest") for name, run in runs.items()}
     cols = list(runs)
     print(f"{args.groups} groups, seed {args.seed}: ms per group")

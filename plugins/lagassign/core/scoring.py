@@ -51,8 +51,15 @@ def lower_bound_max_lag(group: GroupSnapshot) -> int:
     """A valid lower bound on the smallest achievable max member lag for this group.
 
     Partitions of topics whose subscribers all lie within a set S can only go to S, so each
-    such pool gives a bound; the whole group is one more pool.
+    such pool gives a bound; the whole group is one more pool. Computed once per group.
     """
+    key = ("lower-bound",)
+    if key not in group.memo:
+        group.memo[key] = _lower_bound_max_lag(group)
+    return group.memo[key]
+
+
+def _lower_bound_max_lag(group: GroupSnapshot) -> int:
     lag = group.lag
     by_set: dict[frozenset[str], list[int]] = {}
     as_set: dict[int, frozenset[str]] = {}  # topics with the same subscribers share one list
@@ -160,8 +167,15 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
     (``count_slack`` does not apply: lag-optimal keeps the guarantee there); members that
     share no topic, directly or through others, do not constrain each other, so each group
     of members with one shared subscription is bounded on its own. Never below
-    ``lower_bound_max_lag``.
+    ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
     """
+    key = ("balanced-bound", count_slack)
+    if key not in group.memo:
+        group.memo[key] = _balanced_lower_bound_max_lag(group, count_slack)
+    return group.memo[key]
+
+
+def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int:
     bound = lower_bound_max_lag(group)
     lag = group.lag
     if group.identical_subscriptions:

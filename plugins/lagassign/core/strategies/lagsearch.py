@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -43,6 +43,9 @@ RESPLIT_PARTNERS = 4
 # overhead dominates there); above it numpy scores each heavy partition against the light
 # partitions nearest to the ideal difference.
 _SMALL = 160
+#: from this many members a scan's order is sorted with numpy (loads must fit in int64)
+_LEXSORT_FROM = 256
+_INT64_SAFE = 1 << 62
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
@@ -69,6 +72,24 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
+class _Picked(Sequence[str]):
+    """Members in a given order of their indices, looked up only as far as a scan reads."""
+
+    def __init__(self, members: list[str], order: list[int]) -> None:
+        self._members, self._order = members, order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, i):  # Sequence's two overloads: an index or a slice
+        if isinstance(i, slice):
+            return [self._members[j] for j in self._order[i]]
+        return self._members[self._order[i]]
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._members.__getitem__, self._order)
+
+
 class Search:
     """Mutable state of one local search: who holds what, loads, counts and moves."""
 
@@ -85,6 +106,7 @@ class Search:
         self.before = group.owner
         self.max_moves = max_moves
         self.tie = {m.id: tie(m.id) for m in group.members}
+        # ties as unsigned 64-bit integers order like the bytes only when all are 8 bytes long
         self.held: dict[str, list[Held]] = {
             mid: sorted((self.lag[tp], tp) for tp in tps) for mid, tps in layout.items()
         }
@@ -92,6 +114,15 @@ class Search:
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
         self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
+        self._members = list(self.load)  # a fixed order of the members
+        self._position = {m: i for i, m in enumerate(self._members)}
+        # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
+        # never exceed their constant total, and 8-byte ties order like unsigned integers
+        self._scan_keys: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._dirty: set[str] = set()
+        self._fits_int64 = sum(self.load.values()) < _INT64_SAFE and all(
+            len(t) == 8 for t in self.tie.values()
+        )
         self.count = {mid: len(h) for mid, h in self.held.items()}
         held_now = {tp for h in self.held.values() for _, tp in h}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
@@ -111,7 +142,7 @@ class Search:
         self._subscribers = group.subscribers
         self._min_count: dict[str, int] | None = None
         self._scans = 0
-        self._order: list[str] = []
+        self._order: Sequence[str] = []
 
     # -- the rules ---------------------------------------------------------------------------
 
@@ -236,8 +267,7 @@ class Search:
         insort(self.held[taker], p)
         self.load[giver] -= p[0]
         self.load[taker] += p[0]
-        self._arrays.pop(giver, None)
-        self._arrays.pop(taker, None)
+        self._touched(giver, taker)
         if q is None:
             self.count[giver] -= 1
             self.count[taker] += 1
@@ -265,7 +295,7 @@ class Search:
             heapq.heappush(heap, entry)
         return [e[2] for e in out]
 
-    def _scan_order(self) -> list[str]:
+    def _scan_order(self) -> Sequence[str]:
         """Members holding the smallest partitions first: the order of a full scan.
 
         Sorting every member is the costly part of a full scan, so the order is reused for a
@@ -274,10 +304,43 @@ class Search:
         """
         self._scans += 1
         if self._scans % 16 == 1:
-            held, load, tie = self.held, self.load, self.tie
-            self._order = sorted(load, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], tie[m]))
+            self._order = self._smallest_held_first()
             self.attempts += len(self._order) // 16
         return self._order
+
+    def _smallest_held_first(self) -> Sequence[str]:
+        """Members by (smallest partition held, load, tie). On thousands of members, numpy's
+        stable lexsort over arrays kept up to date member by member gives the order ``sorted``
+        gives, in a fraction of the time."""
+        held, load, tie = self.held, self.load, self.tie
+        members = self._members
+        if len(members) < _LEXSORT_FROM or not self._fits_int64:
+            return sorted(members, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], tie[m]))
+        return _Picked(members, self._lexsorted())
+
+    def _lexsorted(self) -> list[int]:
+        held, load, tie = self.held, self.load, self.tie
+        members = self._members
+        if self._scan_keys is None:
+            ties = np.fromiter((int.from_bytes(tie[m], "big") for m in members), np.uint64, len(members))
+            firsts = np.array([h[0][0] if h else 0 for h in map(held.__getitem__, members)], np.int64)
+            loads = np.array(list(map(load.__getitem__, members)), np.int64)
+            self._scan_keys = (ties, loads, firsts)
+        else:
+            _, loads, firsts = self._scan_keys
+            position = self._position
+            for m in self._dirty:
+                i = position[m]
+                firsts[i] = held[m][0][0] if held[m] else 0
+                loads[i] = load[m]
+        self._dirty.clear()
+        return np.lexsort(self._scan_keys).tolist()
+
+    def _touched(self, *members: str) -> None:
+        """Members whose partitions changed: their cached arrays and sort keys are stale."""
+        for m in members:
+            self._arrays.pop(m, None)
+        self._dirty.update(members)
 
     def _heaviest(self) -> str:
         heap = self._heavy
@@ -434,8 +497,7 @@ class Search:
         self.load[taker] += p[0]
         self.count[giver] -= 1
         self.count[taker] += 1
-        self._arrays.pop(giver, None)
-        self._arrays.pop(taker, None)
+        self._touched(giver, taker)
 
     def _undo_needless_moves(self) -> None:
         """Send displaced partitions back home where max lag and spread do not grow."""

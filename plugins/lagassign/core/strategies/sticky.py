@@ -48,9 +48,14 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    book = _sticky_book(group)
-    if group.rack_aware or (group.owner and not group.identical_subscriptions):
-        fewer_moves(group, book)
+    layout = sticky_passes(group)
+    if not (group.rack_aware or (group.owner and not group.identical_subscriptions)):
+        return layout
+    book = LoadBook(group)  # pass 4 starts from passes 1-3, held in the same order
+    for mid, tps in layout.items():
+        for tp in tps:
+            book.add(mid, tp)
+    fewer_moves(group, book)
     return book.assignment()
 
 
