@@ -115,6 +115,10 @@ class Search:
         self.budget = 0
         self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
         self._members = list(self.load)  # a fixed order of the members
+        # every member holds only topics it subscribes to (then disjoint subscriptions mean
+        # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
+        self._held_subscribed = all(tp.topic in self.topics[m] for m, h in self.held.items() for _, tp in h)
+        self._apart_cache: dict[tuple[int, int], bool] = {}
         self._position = {m: i for i, m in enumerate(self._members)}
         # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
         # never exceed their constant total, and 8-byte ties order like unsigned integers
@@ -245,7 +249,7 @@ class Search:
         """
         gap = self.load[heavy] - self.load[light]
         self.attempts += 1
-        if gap <= 1:
+        if gap <= 1 or self._apart(heavy, light):
             return None
         half = gap / 2
         small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
@@ -259,6 +263,17 @@ class Search:
             if cost is not None and (best_key is None or (dist, cost) < best_key):
                 best_key, best = (dist, cost), (p, q)
         return best
+
+    def _apart(self, heavy: str, light: str) -> bool:
+        """Whether no exchange can be allowed because ``light`` subscribes to none of the
+        topics ``heavy`` holds (members of different subscriptions, e.g. Kafka's benchmark
+        buckets): known per pair of subscriptions, without building the candidates."""
+        a, b = self.topics[heavy], self.topics[light]
+        key = (id(a), id(b))
+        apart = self._apart_cache.get(key)
+        if apart is None:
+            apart = self._apart_cache[key] = self._held_subscribed and a.isdisjoint(b)
+        return apart
 
     def _apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
         """Hand p from giver to taker and, for a swap, q back."""
