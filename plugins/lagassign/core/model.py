@@ -144,6 +144,15 @@ class GroupSnapshot:
         return [tp for t in self.topic_partitions for tp in self.topic_partitions[t]]
 
     @cached_property
+    def assignable_set(self) -> frozenset[TopicPartition]:
+        return frozenset(self.assignable)
+
+    @cached_property
+    def topics_of(self) -> dict[str, frozenset[str]]:
+        """Member id -> the topics it subscribes to."""
+        return {m.id: m.topics for m in self.members}
+
+    @cached_property
     def owner(self) -> dict[TopicPartition, str]:
         """Current owner of each owned partition."""
         return {tp: m.id for m in self.members for tp in m.owned}

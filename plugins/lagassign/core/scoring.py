@@ -217,17 +217,20 @@ def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartit
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
+    if not group.owner:
+        return 0
     after = assignment.owner_of()
     return sum(1 for tp, mid in group.owner.items() if after.get(tp) != mid)
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    topics = {m.id: m.topics for m in group.members}
+    topics = group.topics_of
     held = [tp for tps in assignment.members.values() for tp in tps]
     return (
         len(held) == len(group.assignable)
-        and set(held) == set(group.assignable)
+        and group.assignable_set.issuperset(held)
+        and len(set(held)) == len(held)
         and all(tp.topic in topics[mid] for mid, tps in assignment.members.items() for tp in tps)
     )
 

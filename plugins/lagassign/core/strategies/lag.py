@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import heapq
 
-from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
+from ..model import Assignment, GroupSnapshot, TopicPartition
+from .base import Strategy, build, memo
 
 
 class LagStrategy(Strategy):
@@ -29,14 +29,23 @@ class LagStrategy(Strategy):
     summary = "KAFKA-5337: per topic, heaviest partition to the member with fewest, then least lag"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        lag = group.lag
-        pairs = []
-        for topic, tps in group.topic_partitions.items():
-            # everyone starts at (0, 0): only the first len(tps) members by id can be reached
-            # before a member holding one comes back, so the rest need not be in the heap
-            heap = [(0, 0, mid) for mid in group.subscribers[topic][: len(tps)]]
-            for tp in sorted(tps, key=lambda tp: (-lag[tp], tp.partition)):
-                count, load, mid = heapq.heappop(heap)
-                pairs.append((mid, tp))
-                heapq.heappush(heap, (count + 1, load + lag[tp], mid))
-        return build(self.name, group, pairs)
+        return build(self.name, group, lag_layout(group))
+
+
+def lag_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """The KAFKA-5337 layout, computed once per group (lag-optimal compares with it)."""
+    return memo(group, "lag", lambda: build(LagStrategy.name, group, _pairs(group)).members)
+
+
+def _pairs(group: GroupSnapshot) -> list[tuple[str, TopicPartition]]:
+    lag = group.lag
+    pairs = []
+    for topic, tps in group.topic_partitions.items():
+        # everyone starts at (0, 0): only the first len(tps) members by id can be reached
+        # before a member holding one comes back, so the rest need not be in the heap
+        heap = [(0, 0, mid) for mid in group.subscribers[topic][: len(tps)]]
+        for tp in sorted(tps, key=lambda tp: (-lag[tp], tp.partition)):
+            count, load, mid = heapq.heappop(heap)
+            pairs.append((mid, tp))
+            heapq.heappush(heap, (count + 1, load + lag[tp], mid))
+    return pairs

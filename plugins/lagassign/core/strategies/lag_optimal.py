@@ -84,7 +84,7 @@ from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from .base import CertifiedAssignment, Strategy, build
 from .exact import solve, solver_available
-from .lag import LagStrategy
+from .lag import lag_layout
 from .lag_aware import lag_aware_layout
 from .lagsearch import Layout, Search, pick
 from .racks import rack_local_swaps
@@ -232,9 +232,9 @@ class LagOptimalStrategy(Strategy):
         if group.owner:
             yield "sticky", sticky_passes(group), True
         yield "lag-aware", lag_aware_layout(group), False
-        lag_layout = LagStrategy().assign(group).members
-        if meets_count_guarantee(group, lag_layout):
-            yield "lag", lag_layout, False
+        by_lag = lag_layout(group)
+        if meets_count_guarantee(group, by_lag):
+            yield "lag", by_lag, False
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on
