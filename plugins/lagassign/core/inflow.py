@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from .catchup import duration_text
+
 Point = tuple[float, int]
 """(time in seconds, end offset) of one partition at one observation."""
 
@@ -99,3 +101,12 @@ def _at(offset: int, left: Point, right: Point) -> float:
     """When the line through ``left`` and ``right`` reached ``offset``."""
     (t0, e0), (t1, e1) = left, right
     return t1 - (e1 - offset) * (t1 - t0) / (e1 - e0)
+
+
+def lag_time_text(times: Mapping[tuple[str, int], float] | None) -> str | None:
+    """'lag in time up to 3 min (orders-2)': the partition furthest behind in seconds; None when
+    no partition's lag in seconds is known."""
+    if not times:
+        return None
+    (topic, part), worst = max(times.items(), key=lambda kv: (kv[1], kv[0]))
+    return f"lag in time up to {duration_text(worst)} ({topic}-{part})"

@@ -18,8 +18,9 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..core.catchup import duration_text
+from ..core.catchup import catch_up_change, duration_text
 from ..core.explain import hint
+from ..core.inflow import lag_time_text
 
 BASELINE = "current"
 
@@ -350,29 +351,12 @@ def timed(group: Mapping[str, Any]) -> bool:
 
 
 def catch_up_line(group: Mapping[str, Any]) -> str | None:
-    """ "max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal (no plan below 1 h 13 min)",
-    or None for a group planned without capacities. 'never': inflow reaches capacity."""
-    if not timed(group):
-        return None
+    """Max catch-up now → under the chosen (or candidate) plan, and the bound
+    (``core.catchup.catch_up_change``); None for a group planned without capacities."""
     target = target_strategy(group)
     cur = (_result(group, BASELINE) or {}).get("metrics") or {}
-    text = f"max catch-up now {duration_text(cur.get('max_catch_up_s'))}"
-    tgt = (_result(group, target) or {}).get("metrics") or {}
-    if target and target != BASELINE and "max_catch_up_s" in tgt:
-        text += f" → {duration_text(tgt.get('max_catch_up_s'))} under {target}"
-    bound = cur.get("lower_bound_catch_up_s")
-    if "lower_bound_catch_up_s" in cur:
-        text += f" (no plan below {duration_text(bound)})"
-    return text
-
-
-def lag_time_line(times: Mapping[tuple[str, int], float] | None) -> str | None:
-    """ "lag in time up to 3 min (orders-2)": the partition whose consumer is furthest behind in
-    seconds, from the plan's snapshot; None when no partition's lag in seconds is known."""
-    if not times:
-        return None
-    (topic, part), worst = max(times.items(), key=lambda kv: (kv[1], kv[0]))
-    return f"lag in time up to {duration_text(worst)} ({topic}-{part})"
+    tgt = (_result(group, target) or {}).get("metrics") if target != BASELINE else None
+    return catch_up_change(cur, tgt, target)
 
 
 def airflow_run_href(plan: Mapping[str, Any], task: str | None = None, airflow: str = "") -> str | None:
@@ -731,7 +715,7 @@ def group_html(
         f"partitions, lower bound on max lag {_e(_int(group.get('lower_bound_max_lag')))}, "
         f"best {_e(group.get('best'))}</p>"
     )
-    in_time = [x for x in (catch_up_line(group), lag_time_line(times)) if x]
+    in_time = [x for x in (catch_up_line(group), lag_time_text(times)) if x]
     if in_time:
         out.append(f'<p class="catch-up">{_e("; ".join(in_time))}</p>')
     out.append(lag_chart_svg(group))
