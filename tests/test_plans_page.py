@@ -267,3 +267,17 @@ def test_app_refuses_every_route_without_a_login(tmp_path: Path, monkeypatch: py
         assert r.status_code == 401, path
         assert r.headers["www-authenticate"] == "Bearer"
         assert "orders-enricher" not in r.text
+
+
+def test_a_current_assignment_leaving_partitions_unconsumed_never_catches_up() -> None:
+    group = {
+        "group": "g",
+        "decision": {"go": True, "chosen": "drain-optimal"},
+        "results": [
+            {"strategy": "current", "metrics": {"max_catch_up_s": 0.0}, "unassigned": [["t", 0], ["t", 1]]},
+            {"strategy": "drain-optimal", "metrics": {"max_catch_up_s": 48.0}},
+        ],
+    }
+    assert plans_page.catch_up_line(group) == (
+        "max catch-up now never (2 partitions unconsumed) → 48 s under drain-optimal"
+    )

@@ -192,7 +192,8 @@ def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = 
     current = (results.get("current") or {}).get("metrics") or {}
     target = (results.get(name) or {}).get("metrics") if name != "current" else None
     out = []
-    change = catch_up_change(current, target, name)
+    unconsumed = len((results.get("current") or {}).get("unassigned") or ())
+    change = catch_up_change(current, target, name, unconsumed)
     if change:
         out.append(change)
         now, then = current.get("catch_up_s") or {}, (target or {}).get("catch_up_s") or {}

@@ -354,9 +354,9 @@ def catch_up_line(group: Mapping[str, Any]) -> str | None:
     """Max catch-up now → under the chosen (or candidate) plan, and the bound
     (``core.catchup.catch_up_change``); None for a group planned without capacities."""
     target = target_strategy(group)
-    cur = (_result(group, BASELINE) or {}).get("metrics") or {}
+    current = _result(group, BASELINE) or {}
     tgt = (_result(group, target) or {}).get("metrics") if target != BASELINE else None
-    return catch_up_change(cur, tgt, target)
+    return catch_up_change(current.get("metrics") or {}, tgt, target, len(current.get("unassigned") or ()))
 
 
 def airflow_run_href(plan: Mapping[str, Any], task: str | None = None, airflow: str = "") -> str | None:
