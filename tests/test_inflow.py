@@ -85,3 +85,18 @@ def test_lag_seconds_grows_as_the_position_falls_behind(steps: list[int], data: 
     la, lb = lag_seconds(hist, a), lag_seconds(hist, b)
     if la is not None and lb is not None:
         assert la >= lb - 1e-9
+
+
+def test_a_saturated_member_s_capacity_is_its_commit_rate() -> None:
+    from lagassign.core.inflow import saturated_capacity
+
+    before = {"p0": (0.0, 1_000, 500), "p1": (0.0, 50, 10)}
+    after = {"p0": (60.0, 4_000, 800), "p1": (60.0, 650, 20)}
+    assert saturated_capacity(before, after) == 60.0  # (3,000 + 600) / 60 s
+    # caught up on one partition, or a partition more or less, or too close: unknown
+    assert saturated_capacity(before, {**after, "p1": (60.0, 650, 0)}) is None
+    assert saturated_capacity(before, {"p0": after["p0"]}) is None
+    assert saturated_capacity(before, after, min_span=61) is None
+    assert saturated_capacity(before, {**after, "p1": (60.0, 40, 9)}) is None  # went back: reset
+    assert saturated_capacity(before, {"p0": (60.0, 1_000, 900), "p1": (60.0, 50, 20)}) is None  # stuck
+    assert saturated_capacity({}, {}) is None

@@ -59,7 +59,12 @@ def test_without_history_nothing_changes(store: AuditStore, tmp_path: Path) -> N
     snap = _snapshot("2026-05-01T06:00:00Z", (1_000, 50), (1_000, 50))
     before = copy.deepcopy(snap.cases())
     lines: list[str] = []
-    assert add_inflow(store, 1, snap, lines.append) == {"partitions": 2, "rates": 0, "lag_s": 0}
+    assert add_inflow(store, 1, snap, lines.append) == {
+        "partitions": 2,
+        "rates": 0,
+        "lag_s": 0,
+        "capacities": 0,
+    }
     assert snap.cases() == before  # no rate: the case is exactly today's
     assert "no offset history yet" in lines[0]
     assert store.offset_history("k1", [("t", 0)]) == {("t", 0): [(snap_time("06:00:00"), 1_000)]}
@@ -78,7 +83,12 @@ def test_the_next_snapshot_gets_rates_and_lag_in_seconds(store: AuditStore, tmp_
     # t-1 took none
     snap = _snapshot("2026-05-01T06:01:00Z", (7_000, 50), (4_000, 50))
     lines: list[str] = []
-    assert add_inflow(store, 2, snap, lines.append) == {"partitions": 2, "rates": 2, "lag_s": 2}
+    assert add_inflow(store, 2, snap, lines.append) == {
+        "partitions": 2,
+        "rates": 2,
+        "lag_s": 2,
+        "capacities": 0,
+    }
     assert "previous snapshot 60 s earlier" in lines[0]
     rows = {r["partition"]: r for r in snap.partitions}
     assert (rows[0]["rate"], rows[0]["lag_s"]) == (100.0, 30.0)
@@ -104,3 +114,20 @@ def test_a_snapshot_without_the_new_columns_still_reads(tmp_path: Path) -> None:
     ((_, case),) = read_snapshot(folder)
     assert case is not None and all("rate" not in p for p in case["partitions"])
     assert partition_lag_seconds(folder) == {}
+
+
+def test_members_without_capacity_get_their_commit_rate_while_behind(store: AuditStore) -> None:
+    add_inflow(store, 1, _snapshot("2026-05-01T06:00:00Z", (9_000, 500), (1_000, 100), capacity=False))
+    # a minute later a (t-0 and t-1, both still behind) committed 3,000 + 300 more: 55 msg/s
+    snap = _snapshot("2026-05-01T06:01:00Z", (12_000, 900), (4_000, 400), capacity=False)
+    lines: list[str] = []
+    assert add_inflow(store, 2, snap, lines.append)["capacities"] == 1
+    assert {m["member_id"]: m.get("capacity") for m in snap.members} == {"a": 55.0, "b": None}
+    assert "capacity: 1 members that state none, from their commit rate while behind" in lines
+    # a member that caught up on a partition gets no figure: it may have idled
+    third = _snapshot("2026-05-01T06:02:00Z", (13_000, 900), (5_000, 900), capacity=False)
+    assert add_inflow(store, 3, third)["capacities"] == 0
+    # stated capacities are never replaced
+    fourth = _snapshot("2026-05-01T06:03:00Z", (14_000, 1_000), (6_000, 950))
+    add_inflow(store, 4, fourth)
+    assert {m.get("capacity") for m in fourth.members} == {100.0}

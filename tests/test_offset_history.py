@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from lagassign.store import AuditStore, migrate
+from lagassign.store import LATEST_VERSION, AuditStore, migrate
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
@@ -76,6 +76,26 @@ def test_a_version_4_store_gains_the_offset_history(db_url: str) -> None:
         assert not sa.inspect(conn).has_table("offset_history")
     engine.dispose()
     with AuditStore(db_url) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == LATEST_VERSION
         store.record_offsets("c", T0, {("t", 0): 3})
         assert store.offset_history("c", [("t", 0)]) == {("t", 0): [(T0, 3)]}
+
+
+def test_group_positions_come_back_from_the_newest_earlier_snapshot(store: AuditStore) -> None:
+    store.record_positions(
+        "c", _minutes(0), [("g", "t", 0, 10, 5, "a"), ("h", "t", 0, 1, 0, None)], plan_id=1
+    )
+    store.record_positions("c", _minutes(1), [("g", "t", 0, 40, 7, "a"), ("g", "t", 1, None, None, "b")], 2)
+    got = store.previous_positions("c", ["g", "h", "nobody"], before=_minutes(1))
+    assert got == {"g": (_minutes(0), {("t", 0): (10, 5, "a")}), "h": (_minutes(0), {("t", 0): (1, 0, None)})}
+    later = store.previous_positions("c", ["g"], before=_minutes(2))
+    assert later == {"g": (_minutes(1), {("t", 0): (40, 7, "a"), ("t", 1): (None, None, "b")})}
+    assert store.previous_positions("other", ["g"], before=_minutes(2)) == {}
+    # a retried snapshot of plan 2 replaces its rows; old ones are pruned to the window
+    store.record_positions("c", _minutes(1.5), [("g", "t", 0, 45, 7, "a")], 2)
+    assert store.previous_positions("c", ["g"], before=_minutes(2))["g"][1] == {("t", 0): (45, 7, "a")}
+    for i in range(12):
+        store.record_positions("c", _minutes(10 + i), [("g", "t", 0, i, 1, "a")], keep=3)
+    with store._engine.connect() as conn:
+        count = conn.execute(sa.text("SELECT count(*) FROM group_offset_history WHERE group_name = 'g'"))
+        assert count.scalar() == 3

@@ -110,3 +110,32 @@ def lag_time_text(times: Mapping[tuple[str, int], float] | None) -> str | None:
         return None
     (topic, part), worst = max(times.items(), key=lambda kv: (kv[1], kv[0]))
     return f"lag in time up to {duration_text(worst)} ({topic}-{part})"
+
+
+Position = tuple[float, int, int]
+"""(time in seconds, committed offset, lag) of one group's partition at one observation."""
+
+
+def saturated_capacity(
+    earlier: Mapping[K, Position], now: Mapping[K, Position], min_span: float = MIN_SPAN_S
+) -> float | None:
+    """Messages per second a member processed while it was saturated, from its partitions'
+    committed offsets at two observations: Σ Δcommitted / Δt, known only when it held the same
+    partitions both times (``earlier`` and ``now`` have the same keys), each one behind (lag >
+    0) at both, no committed offset went back, the observations are at least ``min_span``
+    apart, and it committed something. A member that caught up somewhere in between may have
+    idled, so its figure is a floor of what it can do; one that never caught up shows it."""
+    if not now or set(earlier) != set(now):
+        return None
+    times = {p[0] for p in now.values()} | {p[0] for p in earlier.values()}
+    t0 = max(p[0] for p in earlier.values())
+    t1 = min(p[0] for p in now.values())
+    if len(times) > 2 or t1 - t0 < min_span:
+        return None  # one time per observation, far enough apart
+    done = 0
+    for key, (_, committed, lag) in now.items():
+        _, before, lag_before = earlier[key]
+        if lag <= 0 or lag_before <= 0 or committed < before:
+            return None
+        done += committed - before
+    return done / (t1 - t0) if done > 0 else None

@@ -167,6 +167,20 @@ offset_history_t = sa.Table(
     sa.Column("end_offset", sa.BigInteger),
     sa.Column("plan_id", sa.Integer),
 )
+group_offset_history_t = sa.Table(
+    "group_offset_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("committed", sa.BigInteger),
+    sa.Column("lag", sa.BigInteger),
+    sa.Column("member", sa.String),
+    sa.Column("plan_id", sa.Integer),
+)
 
 DECISION_FIELDS = (
     "go",
@@ -364,6 +378,32 @@ def _m5_offset_history(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _m6_group_offset_history(conn: sa.Connection) -> None:
+    """Per group and partition, each snapshot's committed offset, lag and owner: commit rates of
+    saturated members (their capacity when they state none). Pruned like ``offset_history``."""
+    md = sa.MetaData()
+    sa.Table(
+        "group_offset_history",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("cluster", sa.String, nullable=False),
+        sa.Column("group_name", sa.String, nullable=False),
+        sa.Column("topic", sa.String, nullable=False),
+        sa.Column("partition", sa.Integer, nullable=False),
+        sa.Column("observed_at", UTCDateTime, nullable=False),
+        sa.Column("committed", sa.BigInteger),
+        sa.Column("lag", sa.BigInteger),
+        sa.Column("member", sa.String),
+        sa.Column("plan_id", sa.Integer),
+        sa.UniqueConstraint(
+            "cluster", "group_name", "topic", "partition", "observed_at", name="uq_group_offset_history_point"
+        ),
+        sa.Index("ix_group_offset_history_group", "cluster", "group_name", "observed_at"),
+        sa.Index("ix_group_offset_history_plan", "plan_id"),
+    )
+    md.create_all(conn)
+
+
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
     (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
@@ -371,6 +411,11 @@ MIGRATIONS: list[Migration] = [
     (3, "publish outcome per group: decisions.outcome", _m3_publish_outcome),
     (4, "failover plans: plans.trigger may be 'failover'", _m4_failover_trigger),
     (5, "offset history: end offsets per partition and snapshot", _m5_offset_history),
+    (
+        6,
+        "group offset history: committed offset, lag and owner per group partition",
+        _m6_group_offset_history,
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
