@@ -100,3 +100,10 @@ def test_a_saturated_member_s_capacity_is_its_commit_rate() -> None:
     assert saturated_capacity(before, {**after, "p1": (60.0, 40, 9)}) is None  # went back: reset
     assert saturated_capacity(before, {"p0": (60.0, 1_000, 900), "p1": (60.0, 50, 20)}) is None  # stuck
     assert saturated_capacity({}, {}) is None
+
+
+def test_lag_time_text_names_the_partition_furthest_behind() -> None:
+    from lagassign.core.inflow import lag_time_text
+
+    assert lag_time_text({("t", 0): 30.0, ("t", 1): 4_000.0}) == "lag in time up to 1 h 7 min (t-1)"
+    assert lag_time_text({("t", 0): 0.0}) is None and lag_time_text({}) is None

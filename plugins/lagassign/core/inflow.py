@@ -105,10 +105,12 @@ def _at(offset: int, left: Point, right: Point) -> float:
 
 def lag_time_text(times: Mapping[tuple[str, int], float] | None) -> str | None:
     """'lag in time up to 3 min (orders-2)': the partition furthest behind in seconds; None when
-    no partition's lag in seconds is known."""
+    no partition is known to be behind (0 s says nothing of partitions whose time is unknown)."""
     if not times:
         return None
     (topic, part), worst = max(times.items(), key=lambda kv: (kv[1], kv[0]))
+    if worst <= 0:
+        return None
     return f"lag in time up to {duration_text(worst)} ({topic}-{part})"
 
 
