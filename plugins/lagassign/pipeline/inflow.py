@@ -23,9 +23,10 @@ Log = Callable[[str], None]
 
 
 def add_inflow(store: Any, plan_id: int | None, snap: Any, log: Log | None = None) -> dict[str, Any]:
-    """Fill ``rate`` and ``lag_s`` of ``snap``'s partition rows (a ``tables.snapshot.Snapshot``,
-    changed in place, not written) from the history, then record its end offsets; returns
-    counts for the log: partitions observed, with a rate, with a lag in seconds."""
+    """Fill ``rate`` and ``lag_s`` of ``snap``'s partition rows and the capacity of members that
+    state none (a ``tables.snapshot.Snapshot``, changed in place, not written) from the
+    history, then record its offsets; returns counts: partitions observed, with a rate, group
+    partitions with a lag in seconds, capacities filled."""
     at = parse_utc(snap.manifest.get("snapshot_at"))
     if at is None:
         return {"partitions": 0, "rates": 0, "lag_s": 0, "capacities": 0}
