@@ -2,9 +2,10 @@
 
 Starts ``airflow api-server`` (AIRFLOW_HOME in tmp, plugins folder = the repository's
 ``plugins/``, simple auth manager with a known admin password) on an audit store holding one
-real plan; checks that no plan data leaves the server without a login; then logs in through
-Airflow's own login form, opens the list, clicks the plan, checks chart and metrics table and
-keeps a screenshot at ``artifacts/plans-page.png``.
+real plan (and an older one planned in time); checks that no plan data leaves the server
+without a login; then logs in through Airflow's own login form, opens the list, clicks the
+plan, checks chart and metrics table and keeps a screenshot at ``artifacts/plans-page.png``;
+then the plan in time: catch-up times next to lag (``artifacts/plans-page-in-time.png``).
 
 Needs Debian's ``chromium`` (/usr/bin/chromium) and Playwright for Python (its bundled
 browsers are not used: nothing is downloaded). Skipped when either is missing, failed under CI.
@@ -22,18 +23,21 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
+from lagassign.tables.snapshot import Snapshot
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACT = REPO / "artifacts" / "plans-page.png"
+ARTIFACT_IN_TIME = REPO / "artifacts" / "plans-page-in-time.png"
 PASSWORD = "secret-for-tests"
 CHROMIUM_ARGS = [
     "--headless",
@@ -95,6 +99,26 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
         store.record_evaluations(plan_id, [evaluation])
         store.record_decisions(plan_id, decide_all([evaluation]))
         store.finish_plan(plan_id, "succeeded")
+        # planned in time: members with capacities, a snapshot that knows lag in seconds
+        timed = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())
+        snapshot = Snapshot(
+            groups=[{"group": timed["group"], "kind": "assign"}],
+            partitions=[
+                {"group": timed["group"], "topic": "t", "partition": p, "end": 36_000, "lag": 36_000}
+                | {"lag_s": 4_000.0 - p}
+                for p in (0, 1)
+            ],
+        ).write(home / "snapshot-timed")
+        timed_id = store.start_plan(
+            "manual",
+            triggered_by="bob",
+            snapshot_uri=str(snapshot),
+            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+        evaluation = evaluate(timed)
+        store.record_evaluations(timed_id, [evaluation])
+        store.record_decisions(timed_id, decide_all([evaluation]))
+        store.finish_plan(timed_id, "succeeded")
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps({"admin": PASSWORD}))
     port = _free_port()
@@ -136,7 +160,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("api-server did not start:\n" + (home / "api-server.log").read_text()[-4000:])
             time.sleep(0.5)
-        yield {"base": base, "plan_id": plan_id, "group": case["group"], "log": home / "api-server.log"}
+        yield {
+            "base": base,
+            "plan_id": plan_id,
+            "timed_id": timed_id,
+            "group": case["group"],
+            "log": home / "api-server.log",
+        }
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -221,6 +251,16 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             assert "lag-optimal" in metrics.inner_text()
             assert page.locator("table.moves").count() == 1
             page.screenshot(path=str(ARTIFACT), full_page=True)
+
+            # a group planned in time: catch-up next to lag, per group, strategy and member
+            page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
+            assert page.locator("p.catch-up").inner_text() == (
+                "max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal "
+                "(no plan below 1 h 13 min); lag in time up to 1 h 7 min (t-0)"
+            )
+            assert "max catch-up" in page.locator("table.metrics thead").inner_text()
+            assert "48 min → 1 h 12 min" in page.locator("table.members").inner_text()
+            page.screenshot(path=str(ARTIFACT_IN_TIME), full_page=True)
             assert not outside, outside
         finally:
             browser.close()

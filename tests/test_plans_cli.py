@@ -135,6 +135,36 @@ def test_show_tells_the_story(db: dict[str, Any], capsys: pytest.CaptureFixture[
     assert "  current " in out and "<- best" in out  # the evaluation table, indented
 
 
+def test_show_gives_catch_up_times_and_lag_in_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lagassign.tables.snapshot import Snapshot
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("LAGASSIGN_DB_URL", url)
+    case = json.loads((Path(__file__).parent.parent / "examples" / "unequal-consumers.json").read_text())
+    name = case["group"]
+    folder = Snapshot(
+        groups=[{"group": name, "kind": "assign"}],
+        partitions=[{"group": name, "topic": "t", "partition": 0, "end": 9, "lag": 9, "lag_s": 4_000.0}],
+    ).write(tmp_path / "snapshot")
+    with AuditStore(url) as store:
+        plan_id = store.start_plan("manual", snapshot_uri=str(folder), snapshot_at=T0)
+        evaluations = [evaluate(case), evaluate(CALM)]
+        store.record_evaluations(plan_id, evaluations)
+        store.record_decisions(plan_id, decide_all(evaluations))
+    rc, out, _ = run(capsys, "plans", "show", str(plan_id))
+    assert rc == 0
+    calm, timed = out.split("\ngroup calm:", 1)[1].split(f"\ngroup {name}:", 1)
+    assert (
+        "  max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal (no plan below 1 h 13 min)\n"
+        "  catch-up per member now → drain-optimal: fast 48 min → 1 h 12 min, "
+        "slow 2 h 30 min → 1 h 15 min\n"
+        "  lag in time up to 1 h 7 min (t-0)\n"
+    ) in timed
+    assert "catch-up" not in calm and "lag in time" not in calm  # no capacities: as before
+
+
 def test_show_a_failed_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "plans", "show", str(db["failed"]))
     assert rc == 0

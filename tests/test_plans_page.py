@@ -24,6 +24,7 @@ pytestmark = pytest.mark.airflow
 
 REPO = Path(__file__).resolve().parent.parent
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
+GROUP = SKEWED["group"]
 EVIL = "<script>alert(1)</script>"
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
@@ -138,6 +139,46 @@ def test_plan_page_has_header_decision_chart_metrics_and_moves(skewed: dict[str,
     assert not re.search(r"<(link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
 
 
+UNEQUAL = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())
+
+
+def test_a_group_planned_in_time_shows_catch_up_next_to_lag(tmp_path: Path) -> None:
+    store, plan_id = _plan(tmp_path, UNEQUAL, SKEWED)
+    with store:
+        plan = store.get_plan(plan_id)
+    times = {UNEQUAL["group"]: {("t", 0): 4_000.0, ("t", 1): 90.0}}
+    html = plans_page.plan_html(plan, times=times, lags={UNEQUAL["group"]: {("t", 1): 36_000}})
+    timed, untimed = (
+        html.split(f'id="group-{g}"')[1].split("</section>")[0] for g in (UNEQUAL["group"], GROUP)
+    )
+    # per group: max catch-up now → under the plan, the bound, and the lag in seconds
+    assert (
+        "max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal (no plan below 1 h 13 min); "
+        "lag in time up to 1 h 7 min (t-0)"
+    ) in timed
+    # per strategy and per member
+    assert "<th>max catch-up</th>" in timed and "<th>catch-up now → plan</th>" in timed
+    assert "<td class=num>36,000 (2 min)</td><td>slow</td><td>fast</td>" in timed  # t-1 moves
+    group = next(g for g in plan["groups"] if g["group"] == UNEQUAL["group"])
+    assert plans_page.catch_up_line(group) is not None
+    # without capacities (and lag in seconds) the group's page is as before
+    assert "catch-up" not in untimed and "lag in time" not in untimed
+
+
+def test_never_when_inflow_reaches_capacity() -> None:
+    group = {
+        "group": "g",
+        "decision": {"go": False, "candidate": "drain-optimal"},
+        "results": [
+            {"strategy": "current", "metrics": {"max_catch_up_s": None, "lower_bound_catch_up_s": 60.0}},
+            {"strategy": "drain-optimal", "metrics": {"max_catch_up_s": 60.0}},
+        ],
+    }
+    assert plans_page.catch_up_line(group) == (
+        "max catch-up now never → 1 min under drain-optimal (no plan below 1 min)"
+    )
+
+
 def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> None:
     store, plan_id = _plan(tmp_path, SKEWED)
     with store:
@@ -226,3 +267,17 @@ def test_app_refuses_every_route_without_a_login(tmp_path: Path, monkeypatch: py
         assert r.status_code == 401, path
         assert r.headers["www-authenticate"] == "Bearer"
         assert "orders-enricher" not in r.text
+
+
+def test_a_current_assignment_leaving_partitions_unconsumed_never_catches_up() -> None:
+    group = {
+        "group": "g",
+        "decision": {"go": True, "chosen": "drain-optimal"},
+        "results": [
+            {"strategy": "current", "metrics": {"max_catch_up_s": 0.0}, "unassigned": [["t", 0], ["t", 1]]},
+            {"strategy": "drain-optimal", "metrics": {"max_catch_up_s": 48.0}},
+        ],
+    }
+    assert plans_page.catch_up_line(group) == (
+        "max catch-up now never (2 partitions unconsumed) → 48 s under drain-optimal"
+    )

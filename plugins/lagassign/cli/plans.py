@@ -167,6 +167,50 @@ def plans_table(plans: list[dict[str, Any]]) -> str:
     return "\n".join([line(cols), *(line(r) for r in rows)])
 
 
+def _lag_times(snapshot_uri: str | None) -> dict[str, dict[tuple[str, int], float]]:
+    """Per group, lag in seconds per partition from the plan's snapshot; empty when the snapshot
+    is gone, unreadable or older than lag in seconds."""
+    if not snapshot_uri:
+        return {}
+    try:
+        from ..tables.snapshot import partition_lag_seconds
+
+        return partition_lag_seconds(snapshot_uri)
+    except Exception:
+        return {}
+
+
+def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = None) -> list[str]:
+    """A group's time lines: max catch-up now → under the plan, per member, and lag in seconds;
+    none for a group planned without capacities and without offset history."""
+    from ..core.catchup import catch_up_change, duration_text
+    from ..core.inflow import lag_time_text
+
+    results = {r.get("strategy"): r for r in group.get("results") or ()}
+    d = group.get("decision") or {}
+    name = d.get("chosen") or d.get("candidate") or group.get("best")
+    current = (results.get("current") or {}).get("metrics") or {}
+    target = (results.get(name) or {}).get("metrics") if name != "current" else None
+    out = []
+    unconsumed = len((results.get("current") or {}).get("unassigned") or ())
+    change = catch_up_change(current, target, name, unconsumed)
+    if change:
+        out.append(change)
+        now, then = current.get("catch_up_s") or {}, (target or {}).get("catch_up_s") or {}
+        members = sorted(set(now) | set(then))
+        if members and target is not None:
+            shown = ", ".join(
+                f"{m} {duration_text(now.get(m)) if m in now else '-'} → "
+                f"{duration_text(then.get(m)) if m in then else '-'}"
+                for m in members
+            )
+            out.append(f"catch-up per member now → {name}: {shown}")
+    lag_time = lag_time_text(times)
+    if lag_time:
+        out.append(lag_time)
+    return out
+
+
 def plan_text(plan: dict[str, Any]) -> str:
     """One plan for people: header, then per group the decision, publications and evaluation."""
     from ..core.report import evaluation_table
@@ -184,6 +228,7 @@ def plan_text(plan: dict[str, Any]) -> str:
         out.append(f"  error     {plan['error']}")
     if not plan["groups"]:
         out.append("\nno groups recorded")
+    times = _lag_times(plan.get("snapshot_uri"))
     for g in plan["groups"]:
         out.append("")
         d = g["decision"]
@@ -204,6 +249,8 @@ def plan_text(plan: dict[str, Any]) -> str:
             if pub.get("error"):
                 line += f": {pub['error']}"
             out.append(line)
+        if not g["error"]:
+            out.extend(f"  {line}" for line in in_time(g, times.get(g["group"])))
         if g["error"]:
             out.append(f"  not evaluated: {g['error']}")
         elif g["results"] and g["members"] is not None:

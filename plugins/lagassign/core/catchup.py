@@ -127,3 +127,33 @@ def duration_text(seconds: float | None) -> str:
     if hours < 48:
         return f"{hours} h {rest} min" if rest else f"{hours} h"
     return f"{hours / 24:.1f} days"
+
+
+def catch_up_change(
+    current: Mapping[str, object],
+    target: Mapping[str, object] | None = None,
+    name: str | None = None,
+    unconsumed: int = 0,
+) -> str | None:
+    """'max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal (no plan below 1 h 13 min)'
+    from the current assignment's metrics and a plan's (``target``, strategy ``name``); None
+    when the group was planned without capacities (no catch-up times in the metrics). Now is
+    'never' while the current assignment leaves ``unconsumed`` partitions to nobody (its
+    members' times do not count them)."""
+    if "max_catch_up_s" not in current:
+        return None
+    now = (
+        f"never ({unconsumed} partitions unconsumed)"
+        if unconsumed
+        else duration_text(_given(current["max_catch_up_s"]))
+    )
+    text = f"max catch-up now {now}"
+    if target is not None and name and "max_catch_up_s" in target:
+        text += f" → {duration_text(_given(target['max_catch_up_s']))} under {name}"
+    if "lower_bound_catch_up_s" in current:
+        text += f" (no plan below {duration_text(_given(current['lower_bound_catch_up_s']))})"
+    return text
+
+
+def _given(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None

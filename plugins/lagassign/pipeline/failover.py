@@ -77,6 +77,7 @@ def failover_step(
     """
     from ..kafka.applier import Outcome
     from ..kafka.plans import PlanStore
+    from .inflow import add_inflow
     from .params import run_dir
 
     parameters = {"group": group, "change": seen.describe() if seen else None, **settings.record()}
@@ -99,6 +100,7 @@ def failover_step(
                 return Outcome(group, False, note, held, "unchanged").to_dict()
             snap = _snapshot(kafka_config, group, settings, spec, in_force, timeout)
             folder = run_dir(base, plan_id) / "snapshot"
+            add_inflow(store, plan_id, snap, log)
             snap.write(folder)
             snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
             store.set_snapshot(plan_id, str(folder), snapshot_at)

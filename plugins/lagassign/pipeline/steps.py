@@ -49,6 +49,11 @@ def snapshot_step(
         **({"timeout": timeout} if timeout else {}),
     )
     manifest = snap.manifest
+    from .inflow import add_inflow
+
+    known = add_inflow(store, plan_id, snap, log)
+    if known["rates"] or known["lag_s"] or known["capacities"]:
+        snap.write(out)  # now with rate and lag_s per partition, capacities of saturated members
     store.set_snapshot(plan_id, str(out), parse_utc(manifest.get("snapshot_at")))
     counts = manifest["counts"]
     failures = manifest.get("failed", [])

@@ -6,7 +6,8 @@ the ``url`` argument, else the Airflow connection ``lagassign_db`` (inside Airfl
 Times are stored and returned as UTC (naive datetimes passed in are taken as UTC).
 
 Rooms: ``schema`` (types, tables, frozen migrations), ``connection`` (URL and engine),
-``audit`` (plans, evaluations, decisions), ``ledger`` (publications); ``AuditStore`` is both.
+``audit`` (plans, evaluations, decisions), ``ledger`` (publications), ``offsets`` (end
+offsets over time); ``AuditStore`` is all three.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .errors import (
     VersionConflictError,
 )
 from .ledger import Ledger
+from .offsets import OffsetHistory
 from .schema import (
     ACTIVE_STATES,
     FINAL_STATUSES,
@@ -33,8 +35,9 @@ from .schema import (
 )
 
 
-class AuditStore(AuditTrail, Ledger):
-    """The audit store: the trail of plans and the ledger of publications, on one database.
+class AuditStore(AuditTrail, Ledger, OffsetHistory):
+    """The audit store: the trail of plans, the ledger of publications and the history of end
+    offsets (inflow, lag in seconds), on one database.
 
     Every method returns plain dicts (datetimes in UTC). Use it as a context manager (``close()``
     releases the connection pool).

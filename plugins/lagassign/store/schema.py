@@ -156,6 +156,31 @@ publications_t = sa.Table(
     sa.Column("published_at", UTCDateTime),
     sa.Column("error", sa.Text),
 )
+offset_history_t = sa.Table(
+    "offset_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("end_offset", sa.BigInteger),
+    sa.Column("plan_id", sa.Integer),
+)
+group_offset_history_t = sa.Table(
+    "group_offset_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("committed", sa.BigInteger),
+    sa.Column("lag", sa.BigInteger),
+    sa.Column("member", sa.String),
+    sa.Column("plan_id", sa.Integer),
+)
 
 DECISION_FIELDS = (
     "go",
@@ -329,12 +354,68 @@ def _m4_failover_trigger(conn: sa.Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_plans_created_at ON plans (created_at)"))
 
 
+def _m5_offset_history(conn: sa.Connection) -> None:
+    """End offsets per partition and snapshot, a sliding window of them (inflow, lag in time).
+
+    ``cluster`` is the cluster id ('' when unknown): two clusters may share topic names.
+    ``plan_id`` is the plan whose snapshot observed it (no foreign key: history outlives plans
+    that are cleaned up, and a retried snapshot replaces its plan's rows)."""
+    md = sa.MetaData()
+    sa.Table(
+        "offset_history",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("cluster", sa.String, nullable=False),
+        sa.Column("topic", sa.String, nullable=False),
+        sa.Column("partition", sa.Integer, nullable=False),
+        sa.Column("observed_at", UTCDateTime, nullable=False),
+        sa.Column("end_offset", sa.BigInteger, nullable=False),
+        sa.Column("plan_id", sa.Integer),
+        sa.UniqueConstraint("cluster", "topic", "partition", "observed_at", name="uq_offset_history_point"),
+        sa.Index("ix_offset_history_plan", "plan_id"),
+        sa.Index("ix_offset_history_time", "cluster", "observed_at"),
+    )
+    md.create_all(conn)
+
+
+def _m6_group_offset_history(conn: sa.Connection) -> None:
+    """Per group and partition, each snapshot's committed offset, lag and owner: commit rates of
+    saturated members (their capacity when they state none). Pruned like ``offset_history``."""
+    md = sa.MetaData()
+    sa.Table(
+        "group_offset_history",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("cluster", sa.String, nullable=False),
+        sa.Column("group_name", sa.String, nullable=False),
+        sa.Column("topic", sa.String, nullable=False),
+        sa.Column("partition", sa.Integer, nullable=False),
+        sa.Column("observed_at", UTCDateTime, nullable=False),
+        sa.Column("committed", sa.BigInteger),
+        sa.Column("lag", sa.BigInteger),
+        sa.Column("member", sa.String),
+        sa.Column("plan_id", sa.Integer),
+        sa.UniqueConstraint(
+            "cluster", "group_name", "topic", "partition", "observed_at", name="uq_group_offset_history_point"
+        ),
+        sa.Index("ix_group_offset_history_group", "cluster", "group_name", "observed_at"),
+        sa.Index("ix_group_offset_history_plan", "plan_id"),
+    )
+    md.create_all(conn)
+
+
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
     (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
     (2, "publication ledger: publications", _m2_publication_ledger),
     (3, "publish outcome per group: decisions.outcome", _m3_publish_outcome),
     (4, "failover plans: plans.trigger may be 'failover'", _m4_failover_trigger),
+    (5, "offset history: end offsets per partition and snapshot", _m5_offset_history),
+    (
+        6,
+        "group offset history: committed offset, lag and owner per group partition",
+        _m6_group_offset_history,
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

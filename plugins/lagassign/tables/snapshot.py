@@ -8,7 +8,9 @@ A snapshot folder holds (the contract between the Kafka edge, the Spark job and 
   group_type ("classic" | "consumer", KIP-848's protocol, whose ``protocol`` is then the
   server-side assignor; null when the broker does not say, absent in older snapshots)
 * ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
-  end, committed, lag (null where an offset could not be read)
+  end, committed, lag (null where an offset could not be read); rate (messages produced per
+  second, from the offset history) and lag_s (seconds since the end offset was the consumer's
+  position): null when unknown, absent in snapshots taken before them
 * ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
   topics (list of names), assignment (list of {topic, partition})
 * ``manifest.json``: cluster id, time, counts and what failed
@@ -35,6 +37,8 @@ MANIFEST = "manifest.json"
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
 OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
+#: planning in time; snapshots written before them lack these columns
+OPTIONAL_PARTITION_COLUMNS = ("rate", "lag_s")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 #: planning with racks and in time; snapshots written before them lack these columns
 OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
@@ -66,6 +70,8 @@ def arrow_schemas() -> dict[str, Any]:
                 ("end", pa.int64()),
                 ("committed", pa.int64()),
                 ("lag", pa.int64()),
+                ("rate", pa.float64()),
+                ("lag_s", pa.float64()),
             ]
         ),
         MEMBERS: pa.schema(
@@ -141,15 +147,17 @@ def case_from_rows(
         if row.get("end") is None:
             tp = f"{row['topic']}-{row['partition']}"
             raise CaseError(f"group {group}: partition {tp} has no end offset")
-        parts.append(
-            {
-                "topic": row["topic"],
-                "partition": int(row["partition"]),
-                "begin": _opt_int(row.get("begin")),
-                "end": int(row["end"]),
-                "committed": _opt_int(row.get("committed")),
-            }
-        )
+        part = {
+            "topic": row["topic"],
+            "partition": int(row["partition"]),
+            "begin": _opt_int(row.get("begin")),
+            "end": int(row["end"]),
+            "committed": _opt_int(row.get("committed")),
+        }
+        rate = row.get("rate")
+        if rate is not None and rate == rate:  # absent when unknown (NaN from pandas too)
+            part["rate"] = float(rate)
+        parts.append(part)
     case_members = []
     for row in members:
         assignment = row.get("assignment")
@@ -215,7 +223,7 @@ def snapshot_groups(
     folder = Path(folder)
     groups = _read_table(folder, GROUPS, GROUP_COLUMNS, OPTIONAL_GROUP_COLUMNS)
     parts: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS):
+    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS, OPTIONAL_PARTITION_COLUMNS):
         parts.setdefault(row["group"], []).append(row)
     members: dict[str, list[dict[str, Any]]] = {}
     for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS, OPTIONAL_MEMBER_COLUMNS):
@@ -274,3 +282,14 @@ def describe_changes(before: Mapping[str, Any], after: Mapping[str, Any] | None)
     if added:
         notes.append(f"{added} partitions added")
     return "; ".join(notes) or None
+
+
+def partition_lag_seconds(folder: str | Path) -> dict[str, dict[tuple[str, int], float]]:
+    """Per group, each partition's lag in seconds where the snapshot knows it (empty for a
+    snapshot taken before lag in seconds was recorded, or without offset history)."""
+    out: dict[str, dict[tuple[str, int], float]] = {}
+    for row in _read_table(Path(folder), PARTITIONS, PARTITION_COLUMNS, OPTIONAL_PARTITION_COLUMNS):
+        value = row.get("lag_s")
+        if row["group"] is not None and value is not None and value == value:
+            out.setdefault(row["group"], {})[(row["topic"], int(row["partition"]))] = float(value)
+    return out

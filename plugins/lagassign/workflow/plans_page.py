@@ -18,7 +18,9 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..core.catchup import catch_up_change, duration_text
 from ..core.explain import hint
+from ..core.inflow import lag_time_text
 
 BASELINE = "current"
 
@@ -341,6 +343,22 @@ def _lag_change(group: Mapping[str, Any]) -> str:
     return f"{_int(before)} → {_int(after)}" + ("" if d.get("go") else " (not applied)")
 
 
+def timed(group: Mapping[str, Any]) -> bool:
+    """Whether the group was planned in time (its members stated capacities): the current
+    assignment's metrics carry catch-up times."""
+    cur = _result(group, BASELINE)
+    return bool(cur) and "max_catch_up_s" in ((cur or {}).get("metrics") or {})
+
+
+def catch_up_line(group: Mapping[str, Any]) -> str | None:
+    """Max catch-up now → under the chosen (or candidate) plan, and the bound
+    (``core.catchup.catch_up_change``); None for a group planned without capacities."""
+    target = target_strategy(group)
+    current = _result(group, BASELINE) or {}
+    tgt = (_result(group, target) or {}).get("metrics") if target != BASELINE else None
+    return catch_up_change(current.get("metrics") or {}, tgt, target, len(current.get("unassigned") or ()))
+
+
 def airflow_run_href(plan: Mapping[str, Any], task: str | None = None, airflow: str = "") -> str | None:
     """The plan's DAG run in Airflow's UI (a task: its log), or None when not run by Airflow."""
     dag, run = plan.get("dag_id"), plan.get("run_id")
@@ -450,6 +468,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     chosen, best = target_strategy(group), group.get("best")
     go = bool((group.get("decision") or {}).get("go"))
     bound = group.get("lower_bound_max_lag")
+    in_time = timed(group)
     rows = []
     for r in group.get("results") or ():
         name = r.get("strategy")
@@ -467,7 +486,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
         if "metrics" not in r or r.get("refused") is not None:
             rows.append(
                 f'<tr class="refused"><td>{swatch}{_e(name)}{tags}</td>'
-                f'<td colspan="6">refused: {_e(r.get("refused"))}</td></tr>'
+                f'<td colspan="{7 if in_time else 6}">refused: {_e(r.get("refused"))}</td></tr>'
             )
             continue
         m = r["metrics"]
@@ -480,32 +499,52 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
         if r.get("withheld"):
             note += f' <span class="muted">({len(r["withheld"])} withheld until revoked)</span>'
         cls = ' class="chosen"' if name == chosen and name != BASELINE else ""
+        catch_up = (
+            f"<td class=num>{_e(duration_text(m.get('max_catch_up_s')) if 'max_catch_up_s' in m else '-')}</td>"
+            if in_time
+            else ""
+        )
         rows.append(
             f"<tr{cls}><td>{swatch}{_e(name)}{tags}{note}</td><td class=num>{_e(_int(m.get('max_lag')))}</td>"
-            f"<td class=num>{_e(vs)}</td><td class=num>{_e(_ratio(m.get('imbalance')))}</td>"
+            f"<td class=num>{_e(vs)}</td>{catch_up}<td class=num>{_e(_ratio(m.get('imbalance')))}</td>"
             f"<td class=num>{_e(_int(m.get('lag_spread')))}</td>"
             f"<td class=num>{_e(_int(m.get('count_spread')))}</td>"
             f"<td class=num>{_e(_int(m.get('moves')))}</td></tr>"
         )
     return (
         '<table class="metrics"><thead><tr><th>strategy</th><th>max lag</th><th>vs lower bound</th>'
-        "<th>imbalance</th><th>lag spread</th><th>count spread</th><th>moves</th></tr></thead>"
+        + ("<th>max catch-up</th>" if in_time else "")
+        + "<th>imbalance</th><th>lag spread</th><th>count spread</th><th>moves</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 
-def _moves_rows(moves: list[Move], lags: Mapping[tuple[str, int], int] | None) -> str:
+def _moves_rows(
+    moves: list[Move],
+    lags: Mapping[tuple[str, int], int] | None,
+    times: Mapping[tuple[str, int], float] | None = None,
+) -> str:
+    def lag(t: str, p: int) -> str:
+        text = _int((lags or {}).get((t, p)))
+        seconds = (times or {}).get((t, p))
+        return text if seconds is None else f"{text} ({duration_text(seconds)})"
+
     return "".join(
         f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td>"
-        f"<td class=num>{_e(_int((lags or {}).get((t, p))))}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
+        f"<td class=num>{_e(lag(t, p))}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>"
         for t, p, a, b in moves
     )
 
 
-def moves_table_html(group: Mapping[str, Any], lags: Mapping[tuple[str, int], int] | None = None) -> str:
+def moves_table_html(
+    group: Mapping[str, Any],
+    lags: Mapping[tuple[str, int], int] | None = None,
+    times: Mapping[tuple[str, int], float] | None = None,
+) -> str:
     """Moves from the current assignment to the chosen strategy, with each partition's lag
-    (``lags``, from the plan's snapshot, when it can be read). A group the gate stopped moves
-    nothing: its candidate's moves are shown folded, as what would have moved."""
+    (``lags``, from the plan's snapshot, when it can be read) and lag in seconds (``times``,
+    when the snapshot knows it). A group the gate stopped moves nothing: its candidate's moves
+    are shown folded, as what would have moved."""
     target = target_strategy(group)
     cur, tgt = _result(group, BASELINE), _result(group, target)
     if target is None or target == BASELINE or cur is None or tgt is None or "assignment" not in tgt:
@@ -514,7 +553,7 @@ def moves_table_html(group: Mapping[str, Any], lags: Mapping[tuple[str, int], in
     go = bool((group.get("decision") or {}).get("go"))
     table = (
         '<table class="moves"><thead><tr><th>topic</th><th>partition</th><th>lag</th><th>from</th>'
-        f"<th>to</th></tr></thead><tbody>{_moves_rows(moves, lags)}</tbody></table>"
+        f"<th>to</th></tr></thead><tbody>{_moves_rows(moves, lags, times)}</tbody></table>"
     )
     if not go:
         return (
@@ -529,26 +568,35 @@ def moves_table_html(group: Mapping[str, Any], lags: Mapping[tuple[str, int], in
 
 
 def members_table_html(group: Mapping[str, Any]) -> str:
-    """Per member, under current and under the chosen (or candidate) plan: lag, partition count,
-    and the partitions it ends with."""
+    """Per member, under current and under the chosen (or candidate) plan: lag, catch-up time
+    (when planned in time), partition count, and the partitions it ends with."""
     target = target_strategy(group)
     cur, tgt = _result(group, BASELINE), _result(group, target)
     if cur is None or tgt is None or target == BASELINE or "assignment" not in tgt:
         return ""
     cm, tm = cur.get("metrics") or {}, tgt.get("metrics") or {}
     members = sorted(set(tgt.get("assignment") or {}) | set(cur.get("assignment") or {}))
+    in_time = timed(group)
+
+    def catch_up(metrics: Mapping[str, Any], member: str) -> str:
+        times = metrics.get("catch_up_s") or {}
+        return duration_text(times[member]) if member in times else "-"
+
     rows = []
     for m in members:
         parts = sorted(tuple(tp) for tp in (tgt.get("assignment") or {}).get(m) or ())
         shown = ", ".join(f"{t}-{p}" for t, p in parts)
+        times = f"<td class=num>{_e(catch_up(cm, m))} → {_e(catch_up(tm, m))}</td>" if in_time else ""
         rows.append(
             f"<tr><td>{_e(m)}</td><td class=num>{_e(_int((cm.get('lag') or {}).get(m)))} → "
-            f"{_e(_int((tm.get('lag') or {}).get(m)))}</td><td class=num>{_e((cm.get('count') or {}).get(m))} → "
+            f"{_e(_int((tm.get('lag') or {}).get(m)))}</td>{times}<td class=num>{_e((cm.get('count') or {}).get(m))} → "
             f"{_e((tm.get('count') or {}).get(m))}</td><td><code>{_e(shown)}</code></td></tr>"
         )
     return (
         f"<h3>Members under {_e(target)}</h3>"
-        '<table class="members"><thead><tr><th>member</th><th>lag now → plan</th><th>partitions now → plan</th>'
+        '<table class="members"><thead><tr><th>member</th><th>lag now → plan</th>'
+        + ("<th>catch-up now → plan</th>" if in_time else "")
+        + "<th>partitions now → plan</th>"
         f"<th>partitions under the plan</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -635,11 +683,13 @@ def group_html(
     previous: tuple[int, Mapping[str, Any]] | None = None,
     lags: Mapping[tuple[str, int], int] | None = None,
     kind: str | None = None,
+    times: Mapping[tuple[str, int], float] | None = None,
 ) -> str:
     """One group of a plan (``kind``: assign or subscribe, from its snapshot, when known):
     decision and reason, actions, what changed since the previous plan,
-    publications, chart (current, chosen, lower bound; every strategy folded), metrics, members
-    and moves."""
+    publications, chart (current, chosen, lower bound; every strategy folded), catch-up times
+    and lag in seconds (``times``: per partition, from the snapshot) when known, metrics,
+    members and moves."""
     name = group.get("group")
     d = group.get("decision")
     out = [f'<section class="group" id="group-{_e(name)}"><h2>group {_e(name)}</h2>']
@@ -665,13 +715,16 @@ def group_html(
         f"partitions, lower bound on max lag {_e(_int(group.get('lower_bound_max_lag')))}, "
         f"best {_e(group.get('best'))}</p>"
     )
+    in_time = [x for x in (catch_up_line(group), lag_time_text(times)) if x]
+    if in_time:
+        out.append(f'<p class="catch-up">{_e("; ".join(in_time))}</p>')
     out.append(lag_chart_svg(group))
     out.append(
         f'<details class="every"><summary>every strategy</summary>{lag_chart_svg(group, every=True)}</details>'
     )
     out.append(metrics_table_html(group))
     out.append(members_table_html(group))
-    out.append(moves_table_html(group, lags))
+    out.append(moves_table_html(group, lags, times))
     out.append("</section>")
     return "".join(out)
 
@@ -683,10 +736,12 @@ def plan_html(
     lags: Mapping[str, Mapping[tuple[str, int], int]] | None = None,
     notice: str | None = None,
     kinds: Mapping[str, str] | None = None,
+    times: Mapping[str, Mapping[tuple[str, int], float]] | None = None,
 ) -> str:
     """One plan: header (status, trigger and who, times, DAG run linked to Airflow, snapshot,
     parameters), the root cause of a failure with a link to the failed step's log, then every
-    group (``previous``: group -> its previous plan; ``lags``: group -> per-partition lag)."""
+    group (``previous``: group -> its previous plan; ``lags``: group -> per-partition lag;
+    ``times``: group -> per-partition lag in seconds)."""
     run_href = airflow_run_href(plan)
     run_text = " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"
     meta = [
@@ -733,6 +788,7 @@ def plan_html(
                 (previous or {}).get(g["group"]),
                 (lags or {}).get(g["group"]),
                 (kinds or {}).get(g["group"]),
+                (times or {}).get(g["group"]),
             )
             for g in groups
         )

@@ -245,7 +245,10 @@ def plan_view(request: Request, plan_id: int) -> Response:
     names = {g["group"] for g in plan["groups"]}
     lags = partition_lags(plan.get("snapshot_uri"), names)
     kinds = group_kinds(plan.get("snapshot_uri"), names)
-    return HTMLResponse(plans_page.plan_html(plan, previous=previous, lags=lags, notice=notice, kinds=kinds))
+    times = partition_times(plan.get("snapshot_uri"), names)
+    return HTMLResponse(
+        plans_page.plan_html(plan, previous=previous, lags=lags, notice=notice, kinds=kinds, times=times)
+    )
 
 
 def group_kinds(snapshot_uri: str | None, groups: set[str]) -> dict[str, str]:
@@ -279,6 +282,19 @@ def partition_lags(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict
                 parsed = parse_case(case)
                 out[row["group"]] = {(tp.topic, tp.partition): st.lag for tp, st in parsed.partitions.items()}
         return out
+    except Exception:
+        return {}
+
+
+def partition_times(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict[tuple[str, int], float]]:
+    """Per group, each partition's lag in seconds in the plan's snapshot (from the offset
+    history); empty when unknown or unreadable."""
+    if not snapshot_uri:
+        return {}
+    try:
+        from lagassign.tables.snapshot import partition_lag_seconds
+
+        return {g: t for g, t in partition_lag_seconds(snapshot_uri).items() if g in groups}
     except Exception:
         return {}
 
