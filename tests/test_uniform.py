@@ -213,7 +213,8 @@ def test_kafkas_stickiness_test_a_fresh_group_then_the_same_group_again():
 
 
 def test_kafkas_refusals():
-    """testOneMemberSubscribedToNonexistentTopic: Kafka raises PartitionAssignorException, and
+    """testOneMemberSubscribedToNonexistentTopic (and the heterogeneous
+    testTwoMembersSubscribedToNonexistentTopics): Kafka raises PartitionAssignorException, and
     lagassign refuses the case. testOneMemberNoTopicSubscription (and the heterogeneous
     testTwoMembersNoTopicSubscription, testFirstAssignmentWithTwoMembersIncludingOneWithoutSubscriptions):
     Kafka gives such a member nothing; lagassign's cases require every member to subscribe to a
