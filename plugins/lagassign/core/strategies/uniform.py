@@ -1,17 +1,25 @@
 """Kafka's server-side ``uniform`` assignor (KIP-848, the new consumer protocol).
 
-Identical subscriptions follow ``UniformHomogeneousAssignmentBuilder``: with P partitions and
-N members every member's quota is P // N, the first P % N members (in member order) get one
-more; each member keeps its owned partitions up to its quota (topic by topic, partition by
-partition) and gives the rest back; then the members short of their quota, in order, take
-the free partitions in order (never-owned partitions by topic and number first, then the
-given-back ones). Kafka walks members in its group's map order; lagassign in Kafka's member
-order (``GroupSnapshot.kafka_order``), so the result is deterministic.
+Identical subscriptions follow ``UniformHomogeneousAssignmentBuilder`` as of Kafka 4.1
+(KAFKA-18688): with P partitions and N members every member gets P // N, and P % N of them
+one more. In member order each member keeps its owned partitions (topic by topic, partition
+by partition) up to P // N + 1 while extras are left, up to P // N after, and gives the rest
+back; a member that kept P // N + 1 of its own has taken an extra; the extras nobody took go
+to the last members still short, so a balanced assignment never moves. Then the members
+short of their count, in order, take the free partitions in order (never-owned partitions by
+topic and number first, then the given-back ones). Kafka walks members in its group's map
+order and topics in the hash order of their ids; lagassign in Kafka's member order
+(``GroupSnapshot.kafka_order``) and topics by name, so the result is deterministic. Before
+4.1 Kafka gave the extras to the first members in order, which moved partitions of balanced
+groups. No rack pass: Kafka's rack-aware variant (KAFKA-19909, proposed after 4.1) is not
+followed.
 
 Mixed subscriptions follow ``UniformHeterogeneousAssignmentBuilder``'s principles, balance
 first, then stickiness: Kafka's builder balances per topic for at most 16 rounds, best effort;
 lagassign gives sticky's layout, which meets Kafka's balance condition exactly and keeps as
-many owned partitions as that allows.
+many owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
+as many as Kafka and is Kafka's result in 5 of 8; in the others only which member takes which
+free partition differs (``tests/test_uniform.py``).
 
 Server-side ``range`` (the coordinator's ``RangeAssignor``) orders members as the client's
 (static ones by instance id first) and deals the same per-topic contiguous ranges, with no
@@ -19,17 +27,27 @@ rack pass: lagassign's ``range`` on the group without racks.
 
 Spec: KIP-848 and Apache Kafka's ``UniformAssignor`` (group-coordinator,
 ``org.apache.kafka.coordinator.group.assignor``).
-Guarantee: identical subscriptions: counts within one, and every member keeps
-min(owned, quota) of its owned partitions; mixed: sticky's (Kafka's balance condition).
+Guarantee: identical subscriptions: counts within one, every member keeps min(owned, its
+count) of its owned partitions, and run on its own result nothing moves; mixed: sticky's
+(Kafka's balance condition).
 
-Example: C0 owns three of four partitions, C1 joins; C0's quota is two, so it gives t0-2
-back, and C1 takes the never-owned t0-3 first, then t0-2::
+Example: C0 owns three of four partitions, C1 joins; each gets two, so C0 gives t0-2 back,
+and C1 takes the never-owned t0-3 first, then t0-2::
 
     >>> from lagassign.core.strategies.examples import example, show
     >>> g = example({"C0": ["t0"], "C1": ["t0"]}, {"t0": [1] * 4}, {"C0": ["t0-0", "t0-1", "t0-2"]})
     >>> show(UniformStrategy().assign(g))
     C0: t0-0 t0-1
     C1: t0-2 t0-3
+
+Five partitions: C1 keeps three of its own, so the extra is C1's and nothing moves (before
+Kafka 4.1 the first member, C0, had the extra and took t0-4 from C1)::
+
+    >>> owned = {"C0": ["t0-0", "t0-1"], "C1": ["t0-2", "t0-3", "t0-4"]}
+    >>> g = example({"C0": ["t0"], "C1": ["t0"]}, {"t0": [1] * 5}, owned)
+    >>> show(UniformStrategy().assign(g))
+    C0: t0-0 t0-1
+    C1: t0-2 t0-3 t0-4
 """
 
 from __future__ import annotations
@@ -40,29 +58,41 @@ from .sticky import sticky_assignment
 
 
 def homogeneous(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """``UniformHomogeneousAssignmentBuilder``: quotas, owned partitions kept up to them, then
-    the free partitions dealt to the members short of their quota, in order."""
+    """``UniformHomogeneousAssignmentBuilder`` (Kafka 4.1+, KAFKA-18688): quotas, owned
+    partitions kept up to them, extras to the members that own enough and then to the last
+    members still short, the free partitions dealt in order."""
     total = len(group.assignable)
     quota_min, extra = divmod(total, len(group.members))
     kept = kept_owned(group)
     owned = {tp for tps in kept.values() for tp in tps}
     free = [tp for tp in group.assignable if tp not in owned]
     layout: dict[str, list[TopicPartition]] = {}
-    short: list[tuple[str, int]] = []
+    short: list[str] = []  # members that may take free partitions, in member order
+    room: dict[str, int] = {}
     for m in group.kafka_order:
-        quota = quota_min
-        if extra > 0:
-            quota += 1
-            extra -= 1
+        offered = extra > 0
+        quota = quota_min + 1 if offered else quota_min
         mine = sorted(kept[m.id])
         layout[m.id] = mine[:quota]
         free.extend(mine[quota:])
-        if quota > len(mine):
-            short.append((m.id, quota - len(mine)))
+        left = quota - len(layout[m.id])
+        if offered and left > 0:
+            left -= 1  # did not fill the extra with its own partitions: leave it to others
+            offered = False
+        if offered:
+            extra -= 1  # kept min + 1 of its own
+        if left > 0 or (extra > 0 and not offered):
+            short.append(m.id)
+            room[m.id] = left
+    for mid in reversed(short):  # extras nobody claimed go to the last members short
+        if extra == 0:
+            break
+        room[mid] += 1
+        extra -= 1
     at = 0
-    for mid, room in short:
-        layout[mid].extend(free[at : at + room])
-        at += room
+    for mid in short:
+        layout[mid].extend(free[at : at + room[mid]])
+        at += room[mid]
     return layout
 
 
