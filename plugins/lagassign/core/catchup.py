@@ -84,10 +84,14 @@ def lower_bound_catch_up(group: GroupSnapshot) -> float:
 
 
 def catch_up_metrics(
-    group: GroupSnapshot, layout: Mapping[str, Iterable[TopicPartition]], bound: float | None = None
+    group: GroupSnapshot,
+    layout: Mapping[str, Iterable[TopicPartition]],
+    bound: float | None = None,
+    proven: bool = False,
 ) -> dict[str, object]:
     """The time metrics of an assignment: per-member and max catch-up seconds (None: never),
-    the bound, whether the plan reaches it, which members never catch up, and the partition
+    the bound, whether the plan is the best in time (it reaches the bound, or its strategy
+    proved it under its rules: ``proven``), which members never catch up, and the partition
     that alone needs longest. Empty when the group is not ``timed``."""
     if not timed(group):
         return {}
@@ -101,8 +105,8 @@ def catch_up_metrics(
         "max_catch_up_s": _seconds(worst),
         "lower_bound_catch_up_s": _seconds(bound),
         "never_catch_up": sorted(mid for mid, t in times.items() if t == NEVER),
-        # no assignment catches up sooner (the plan reaches the bound)
-        "catch_up_optimal": worst <= bound * (1 + 1e-9),
+        # no assignment catches up sooner (the plan reaches the bound, or it was proved)
+        "catch_up_optimal": proven or worst <= bound * (1 + 1e-9),
         "slowest_partition": str(slowest) if slowest is not None else None,
         "slowest_partition_s": _seconds(floors[slowest]) if slowest is not None else None,
     }

@@ -279,7 +279,8 @@ def score(
         parts, lag_across = cross_rack(group, assignment)
         metrics["cross_rack_partitions"] = parts
         metrics["cross_rack_lag"] = lag_across
-    metrics.update(catch_up_metrics(group, assignment.members))  # type: ignore[typeddict-item]
+    proven_in_time = getattr(assignment, "proven_catch_up", False)
+    metrics.update(catch_up_metrics(group, assignment.members, proven=proven_in_time))  # type: ignore[typeddict-item]
     return metrics
 
 

@@ -37,6 +37,8 @@ class CertifiedAssignment(Assignment):
     ``optimal``."""
 
     proven_optimal: bool = False
+    #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
+    proven_catch_up: bool = False
 
 
 def build(

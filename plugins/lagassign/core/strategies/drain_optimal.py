@@ -21,6 +21,9 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
    leave their owner.
 4. The best seed wins: smallest largest time, then fewest moves. Members that can never catch
    up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
+5. Groups of up to 16 partitions (without ``max_moves``): an exact branch and bound
+   (``drain_exact``) either finds a plan that finishes strictly sooner or proves that none
+   exists under the count rules; a proved plan reports ``catch_up_optimal``.
 
 Example: four partitions of 600 messages, no inflow; C1 is three times as fast as C0.
 lag-optimal splits them two and two: C0 needs 1,200 / 10 = 120 s. drain-optimal gives C0 one
@@ -47,6 +50,7 @@ from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_u
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
+from .drain_exact import MAX_PARTITIONS, exact_drain, member_cost, sooner
 from .lag_optimal import LagOptimalStrategy
 
 Cost = tuple[float, float, float]
@@ -109,12 +113,7 @@ class _Layout:
         """(seconds, inflow excess, lag) of ``mid``, optionally with another load and inflow."""
         load = self.load[mid] if load is None else load
         flow = self.flow[mid] if flow is None else flow
-        cap = self.cap[mid]
-        if load <= 0 and flow <= cap:
-            return (0.0, 0.0, 0.0)
-        if flow >= cap:
-            return (math.inf, flow - cap, load)
-        return (load / (cap - flow), 0.0, 0.0)
+        return member_cost(load, flow, self.cap[mid])
 
     def worst(self) -> str:
         return max(self.held, key=lambda m: (self.cost(m), m))
@@ -181,9 +180,21 @@ class DrainOptimalStrategy(Strategy):
                 f"group {group.group}: no plan within max_moves={self.max_moves} keeps the counts "
                 "in proportion to capacity"
             )
-        _, best = min(results, key=lambda r: r[0])
-        # Whether it reached the bound is a metric of every plan (``catch_up_optimal``).
-        return build(self.name, group, best.held)
+        (cost, _), best = min(results, key=lambda r: r[0])
+        proven = False
+        if self.max_moves is None and len(group.assignable) <= MAX_PARTITIONS:
+            exact = exact_drain(group, counts, cost)
+            proven = exact.proven
+            if exact.layout is not None:  # strictly sooner: the search had stopped short
+                best = _Layout(group, counts)
+                for mid, tps in exact.layout.items():
+                    for tp in tps:
+                        best.put(tp, mid)
+                _send_home(best)
+        # Whether it reached the bound is a metric of every plan (``catch_up_optimal``); a
+        # finished exact search proves it under the count rules.
+        plan = build(self.name, group, best.held)
+        return CertifiedAssignment(plan.strategy, plan.members, proven_catch_up=proven)
 
     def _seeds(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> Iterable[_Layout]:
         yield _greedy(_Layout(group, counts), group.assignable)
@@ -386,14 +397,6 @@ def _search(layout: _Layout, max_moves: int | None) -> None:
         moves += best_delta
 
 
-def _sooner(a: Cost, b: Cost) -> bool:
-    """``a`` strictly better than ``b`` by more than float noise (inflows are sums of floats:
-    the same partitions summed in another order must not count as an improvement)."""
-    if a[0] == b[0] == math.inf:
-        return a[1] < b[1] - 1e-9 * max(1.0, abs(b[1])) or (a[1] <= b[1] and a[2] < b[2])
-    return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
-
-
 RESPLIT_POOL = 12  # pools of at most this many partitions are split every possible way
 
 
@@ -427,7 +430,7 @@ def _resplit(layout: _Layout) -> bool:
                     layout.cost(worst, lag_w, flow_w),
                     layout.cost(other, total_lag - lag_w, total_flow - flow_w),
                 )
-                if _sooner(after, top) and (best is None or after < best[0]):
+                if sooner(after, top) and (best is None or after < best[0]):
                     best = (after, other, part)
     if best is None:
         return False
