@@ -6,14 +6,17 @@ PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": D
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
-The three snapshot tables are stacked into one frame and grouped by group; each group goes
-through ``lagassign.spark.submit.evaluate_pandas_group`` (the library: no strategy logic here).
+The driver counts each group's partitions and members (one small aggregation) and spreads the
+groups over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest
+first, each to the least-loaded task), so the big groups land on different tasks and no task
+straggles. The three snapshot tables are stacked into one frame, shuffled once to those tasks
+and sorted by group; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
+rows as Arrow batches of many groups each (``mapInArrow``: no pandas, no JSON, no per-group
+Python call from Spark), each group through the library (no strategy logic here).
 Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``).
 
-Big groups must not straggle: the groups are hashed over many tasks (8 per core by default),
-and within each task the biggest groups run first (the grouping key starts with minus the
-group's row count). Adaptive partition coalescing is off: the input is small in bytes but
-costly in CPU, and Spark would otherwise merge the tasks back into one.
+Adaptive partition coalescing is off: the input is small in bytes but costly in CPU, and Spark
+would otherwise merge the tasks back into one.
 """
 
 from __future__ import annotations
@@ -23,8 +26,16 @@ import time
 from pathlib import Path
 
 import lagassign
+import pyarrow as pa
 from lagassign.pipeline.evaluation import load_params
-from lagassign.spark.submit import STACKED_COLUMNS, default_output_files, default_partitions, group_evaluator
+from lagassign.spark.submit import (
+    STACKED_COLUMNS,
+    default_output_files,
+    default_partitions,
+    estimated_cost,
+    group_evaluator,
+    spread_groups,
+)
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     LOG_GROUPS,
@@ -43,7 +54,7 @@ from lagassign.tables.snapshot import (
     PARTITION_COLUMNS,
     PARTITIONS,
 )
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 
@@ -58,28 +69,70 @@ def _read(spark: SparkSession, folder: Path, name: str, columns: tuple[str, ...]
     return df
 
 
-def stacked(spark: SparkSession, folder: Path) -> tuple[DataFrame, int]:
-    """One frame of group, partition and member rows (``STACKED_COLUMNS``), and about how many
-    groups there are (duplicate group rows are counted twice; they are evaluated once)."""
+def tables(spark: SparkSession, folder: Path) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """The snapshot's groups (named ones), partitions and members."""
     groups = _read(spark, folder, GROUPS, GROUP_COLUMNS).where(F.col("group").isNotNull())
     parts = _read(spark, folder, PARTITIONS, PARTITION_COLUMNS)
     members = _read(spark, folder, MEMBERS, MEMBER_COLUMNS)
-    as_json = {"ignoreNullFields": "false"}
+    return groups, parts, members
+
+
+def group_costs(groups: DataFrame, parts: DataFrame, members: DataFrame) -> dict[str, int]:
+    """Group -> estimated cost (``estimated_cost``), from the partition and member counts: one
+    small aggregation, brought to the driver as Arrow (100,000 groups: a few MB)."""
+    n_parts = parts.groupBy("group").agg(F.count(F.lit(1)).alias("p"))
+    n_members = members.groupBy("group").agg(F.count(F.lit(1)).alias("m"))
+    sizes = (
+        groups.select("group")
+        .distinct()
+        .join(n_parts, "group", "left")
+        .join(n_members, "group", "left")
+        .toArrow()
+    )
+    names = sizes.column("group").to_pylist()
+    ps, ms = sizes.column("p").to_pylist(), sizes.column("m").to_pylist()
+    return {g: estimated_cost(p or 0, m or 0) for g, p, m in zip(names, ps, ms, strict=True)}
+
+
+def task_keys(spark: SparkSession, tasks: int) -> list[int]:
+    """For each task t, a key that Spark's hash partitioning into ``tasks`` partitions sends to
+    partition t (``repartition(tasks, key)`` computes pmod(hash(key), tasks)), so the driver's
+    spread of the groups is what the tasks get, with no two buckets sharing a task."""
+    found = (
+        spark.range(0, 64 * tasks)
+        .select(F.expr(f"pmod(hash(id), {tasks})").alias("t"), "id")
+        .groupBy("t")
+        .agg(F.min("id").alias("id"))
+        .collect()
+    )
+    keys = {r["t"]: r["id"] for r in found}
+    if len(keys) < tasks:  # 64 draws per task: a miss has odds of about e**-64
+        raise EvaluationError(f"no partitioning key found for {tasks - len(keys)} of {tasks} tasks")
+    return [keys[t] for t in range(tasks)]
+
+
+def stacked(
+    spark: SparkSession, groups: DataFrame, parts: DataFrame, members: DataFrame, placement: DataFrame
+) -> DataFrame:
+    """One frame of group, partition and member rows (``STACKED_COLUMNS``) in Spark's own types,
+    each row with its group's task key (``_key``); rows of groups without a group row drop out."""
+
+    def keyed(frame: DataFrame) -> DataFrame:
+        return frame.join(F.broadcast(placement), "group")
+
     frames = [
-        groups.select("group", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
-        parts.select(
-            "group",
-            F.lit("p").alias("_row"),
-            "topic",
-            *(F.col(c).cast("string").alias(c) for c in ("partition", "begin", "end", "committed")),
+        keyed(groups).select("group", "_key", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
+        keyed(parts).select(
+            "group", "_key", F.lit("p").alias("_row"), "topic", "partition", "begin", "end", "committed"
         ),
-        members.select(
+        keyed(members).select(
             "group",
+            "_key",
             F.lit("m").alias("_row"),
             "member_id",
             "instance_id",
-            F.to_json("topics", as_json).alias("topics"),
-            F.to_json("assignment", as_json).alias("assignment"),
+            "topics",
+            "assignment",
             *(  # older snapshots lack them: null, as unknown
                 (F.col(c) if c in members.columns else F.lit(None).cast(t)).alias(c)
                 for c, t in (("rack", "string"), ("capacity", "double"))
@@ -89,7 +142,7 @@ def stacked(spark: SparkSession, folder: Path) -> tuple[DataFrame, int]:
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame, allowMissingColumns=True)
-    return out.select(*STACKED_COLUMNS), groups.count()  # a metadata-only count, for sizing
+    return out.select("_key", *STACKED_COLUMNS)
 
 
 def main(argv: list[str]) -> int:
@@ -108,19 +161,36 @@ def main(argv: list[str]) -> int:
     try:
         spark.sparkContext.setLogLevel("WARN")
         snapshot, out = Path(params.snapshot), Path(params.out)
-        rows, n_groups = stacked(spark, snapshot)
+        groups, parts, members = tables(spark, snapshot)
+        costs = group_costs(groups, parts, members)
+        n_groups = len(costs)
         parallelism = spark.sparkContext.defaultParallelism
         tasks = params.partitions or default_partitions(n_groups, parallelism)
         files = params.output_files or default_output_files(n_groups)
         spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+        keys = task_keys(spark, tasks)
+        spread = spread_groups(costs, tasks)
+        placement = spark.createDataFrame(
+            pa.table(
+                {
+                    "group": pa.array(list(spread), pa.string()),
+                    "_key": pa.array([keys[t] for t in spread.values()], pa.int64()),
+                }
+            )
+        )
         lap("read")
 
-        # Hash-partitioned by group once (the window); grouping by (-size, group) reuses that
-        # partitioning and sorts each task's groups biggest first.
-        sized = rows.withColumn("_order", -F.count(F.lit(1)).over(Window.partitionBy("group")))
+        # Each task gets its spread of groups (one shuffle), sorted by group so each group's
+        # rows are contiguous, and evaluates them as Arrow batches of many groups each.
+        rows = stacked(spark, groups, parts, members, placement)
         fn = group_evaluator(params.names(), params.options())
-        evaluations = sized.groupBy("_order", "group").applyInPandas(fn, schema=spark_ddl())
+        evaluations = (
+            rows.repartition(tasks, "_key")
+            .sortWithinPartitions("group")
+            .drop("_key")
+            .mapInArrow(fn, spark_ddl())
+        )
 
         clear_output(out)
         target = str(out / EVALUATIONS)

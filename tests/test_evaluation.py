@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import lagassign
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from lagassign.core.results import GroupEvaluation
@@ -23,11 +24,14 @@ from lagassign.core.synthetic import SHAPES, generate_case
 from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
 from lagassign.spark.submit import (
     JAVA_HOME,
+    STACKED_COLUMNS,
     build_pyfiles,
     default_partitions,
-    evaluate_pandas_group,
+    estimated_cost,
+    evaluate_arrow_batches,
     run_spark_evaluation,
     spark_submit_settings,
+    spread_groups,
     submit_command,
 )
 from lagassign.tables.evaluations import (
@@ -239,38 +243,56 @@ def test_rewriting_replaces_and_incomplete_output_is_refused(tmp_path, evaluated
         read_evaluations(out)
 
 
-def test_executor_function_equals_in_process(snapshot_dir, evaluated):
-    """``evaluate_pandas_group`` on one group's stacked rows, as the Spark job hands them over
-    (offsets as strings, nested columns as JSON), without Spark."""
-    import pandas as pd
+def _stacked_batches(snapshot_dir: Path, groups: list[str], batch_rows: int) -> list:
+    """The Spark job's stacked rows (``STACKED_COLUMNS``, Spark's own types) of these groups, in
+    this order, each group's rows contiguous but in a scrambled order, cut into small batches."""
+    import pyarrow as pa
 
-    group = HUGE
-    parts = [r for r in pq.read_table(snapshot_dir / "partitions.parquet").to_pylist() if r["group"] == group]
-    members = [r for r in pq.read_table(snapshot_dir / "members.parquet").to_pylist() if r["group"] == group]
-    rows = [{"group": group, "_row": "g", "auto_offset_reset": "latest", "error": None}]
-    rows += [
-        {
-            "group": group,
-            "_row": "p",
-            "topic": p["topic"],
-            **{k: None if p[k] is None else str(p[k]) for k in ("partition", "begin", "end", "committed")},
-        }
-        for p in reversed(parts)
+    tables = {
+        n: pq.read_table(snapshot_dir / f"{n}.parquet").to_pylist()
+        for n in ("groups", "partitions", "members")
+    }
+    rows = []
+    for group in groups:
+        mine = [{**r, "_row": "g"} for r in tables["groups"] if r["group"] == group]
+        mine += [{**r, "_row": "p"} for r in reversed(tables["partitions"]) if r["group"] == group]
+        mine += [{**r, "_row": "m"} for r in tables["members"] if r["group"] == group]
+        random.Random(group).shuffle(mine)
+        rows += [{c: r.get(c) for c in STACKED_COLUMNS} for r in mine]
+    members = pq.read_schema(snapshot_dir / "members.parquet")
+    parts = pq.read_schema(snapshot_dir / "partitions.parquet")
+    types = {c: pa.string() for c in STACKED_COLUMNS}
+    types.update({c: parts.field(c).type for c in ("partition", "begin", "end", "committed")})
+    types.update({c: members.field(c).type for c in ("topics", "assignment", "capacity")})
+    table = pa.Table.from_pylist(rows, schema=pa.schema([(c, types[c]) for c in STACKED_COLUMNS]))
+    return table.to_batches(max_chunksize=batch_rows)
+
+
+def test_executor_function_equals_in_process(snapshot_dir, evaluated):
+    """``evaluate_arrow_batches`` on stacked rows as the Spark job hands them over (Arrow batches,
+    many groups each, a group running over batch boundaries), without Spark."""
+    groups = [
+        HUGE,
+        INVALID,
+        FAILED,
+        *sorted(e.group for e in evaluated if e.group not in (HUGE, INVALID, FAILED)),
     ]
-    rows += [
-        {
-            "group": group,
-            "_row": "m",
-            "member_id": m["member_id"],
-            "instance_id": None,
-            "topics": json.dumps(m["topics"]),
-            "assignment": json.dumps(m["assignment"]),
-        }
-        for m in members
-    ]
-    out = evaluate_pandas_group(pd.DataFrame(rows), lagassign.strategy_names(), {})
-    expected = evaluation_rows(next(e for e in evaluated if e.group == group))
-    assert out.to_dict("records") == expected
+    batches = _stacked_batches(snapshot_dir, groups, batch_rows=37)
+    out = pa.Table.from_batches(
+        list(evaluate_arrow_batches(batches, lagassign.strategy_names(), {})), schema=arrow_schema()
+    )
+    by_group = {e.group: e for e in evaluated}
+    assert out.to_pylist() == [row for g in groups for row in evaluation_rows(by_group[g])]
+
+
+def test_spread_groups_balances_estimated_cost():
+    costs = {f"g{i}": estimated_cost(100, 10) for i in range(40)} | {"big1": 10_000, "big2": 10_000}
+    spread = spread_groups(costs, 4)
+    assert set(spread.values()) == {0, 1, 2, 3}
+    assert spread["big1"] != spread["big2"]
+    load = [sum(c for g, c in costs.items() if spread[g] == t) for t in range(4)]
+    assert max(load) - min(load) <= max(costs.values())
+    assert spread == spread_groups(dict(reversed(costs.items())), 4)  # deterministic
 
 
 # -- parameters and submission --------------------------------------------------------------------

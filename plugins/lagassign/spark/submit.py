@@ -12,9 +12,11 @@ pieces from ``spark_submit_settings``):
   from a venv fails without them), SPARK_LOCAL_IP=127.0.0.1 for local masters only;
 * conf: no UI, log level WARN.
 
-Executor side: ``evaluate_pandas_group`` turns one group's stacked rows (a pandas frame) into
-evaluation rows through ``lagassign.pipeline.evaluation.evaluate_group_rows``, the function the
-in-process engine uses too.
+Executor side: ``evaluate_arrow_batches`` (the job's ``mapInArrow`` function) turns a task's
+stacked rows, Arrow batches of many groups each, into batches of evaluation rows, each group
+through ``lagassign.pipeline.evaluation.evaluate_group_rows``, the function the in-process engine
+uses too. No pandas and no JSON on the way in: a group's trip costs a few microseconds per row.
+Which task runs which group is decided on the driver by estimated cost (``spread_groups``).
 
 Importing this module is cheap (no pyspark, no pandas): DAG files import it at parse time.
 """
@@ -22,18 +24,17 @@ Importing this module is cheap (no pyspark, no pandas): DAG files import it at p
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..pipeline.evaluation import evaluate_group_rows
-from ..tables.evaluations import COLUMNS, EvaluationError, evaluation_rows
+from ..tables.evaluations import EvaluationError, arrow_schema, evaluation_rows
 
 DEFAULT_MASTER = "local[2]"
 JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"  # Spark 4 needs Java 17+; another JDK is installed too
@@ -208,12 +209,13 @@ def run_spark_evaluation(
 
 
 MIN_GROUPS_PER_TASK = 25
+GROUP_COST = 10  # a group's fixed cost, in partition rows (parsing, twelve strategies' set-up)
 
 
 def default_partitions(groups: int, parallelism: int) -> int:
-    """Tasks sharing the groups: up to 8 per core, so hashing spreads the big groups over many
-    tasks and a core that drew a big one is not left holding a long queue; but every core gets
-    work, and a task gets at least MIN_GROUPS_PER_TASK groups (a task costs ~0.1 s by itself)."""
+    """Tasks sharing the groups: up to 8 per core, so a core that drew a slow task is not left
+    holding a long queue; but every core gets work, and a task gets at least
+    MIN_GROUPS_PER_TASK groups (a task costs ~0.1 s by itself)."""
     cores = max(1, parallelism)
     return max(1, min(groups, 8 * cores, max(cores, math.ceil(groups / MIN_GROUPS_PER_TASK))))
 
@@ -223,11 +225,34 @@ def default_output_files(groups: int) -> int:
     return max(1, math.ceil(groups / GROUPS_PER_OUTPUT_FILE))
 
 
+def estimated_cost(partitions: int, members: int) -> int:
+    """About how long a group takes, in partition rows: measured on the synthetic snapshots, the
+    strategies' time grows with the partitions (~0.1 ms each, all strategies) over a fixed
+    ~1 ms; members add a little."""
+    return GROUP_COST + partitions + members
+
+
+def spread_groups(costs: Mapping[str, int], tasks: int) -> dict[str, int]:
+    """Group -> task (0 .. tasks-1) with about equal summed cost per task: the costliest group
+    first, each to the task with the least cost so far (longest-processing-time first), so a
+    big group lands on a task of few small ones instead of straggling behind a full one.
+    Deterministic: ties go by group name and the lowest task number."""
+    import heapq
+
+    heap = [(0, t) for t in range(max(1, tasks))]
+    out: dict[str, int] = {}
+    for group, cost in sorted(costs.items(), key=lambda gc: (-gc[1], gc[0])):
+        load, task = heapq.heappop(heap)
+        out[group] = task
+        heapq.heappush(heap, (load + cost, task))
+    return out
+
+
 # -- executor side ------------------------------------------------------------------------------
 
-# The stacked frame the job groups by group: one row per group ("g"), partition ("p") and
-# member ("m"). Offsets travel as strings (pandas would turn int64 with nulls into float64
-# and lose precision above 2**53); topics and assignment as JSON (no nested types in pandas).
+# The stacked frame the job hands to the executors: one row per group ("g"), partition ("p")
+# and member ("m"), in Spark's own types (Arrow carries int64 with nulls exactly, and topics and
+# assignment as lists), each task's rows sorted so one group's rows are contiguous.
 STACKED_COLUMNS = (
     "group",
     "_row",
@@ -245,79 +270,83 @@ STACKED_COLUMNS = (
     "rack",
     "capacity",
 )
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _json(value: Any) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def _none(value: Any) -> Any:
-    """pandas hands nulls as None or NaN; snapshot rows want None."""
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+_PARTITION_KEYS = ("group", "topic", "partition", "begin", "end", "committed")
+_MEMBER_KEYS = ("group", "member_id", "instance_id", "topics", "assignment", "rack", "capacity")
+OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch handed back to Spark
 
 
 def group_evaluator(strategies: Sequence[str], options: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """The ``applyInPandas`` function for these strategies and options (a plain function, which
+    """The ``mapInArrow`` function for these strategies and options (a plain function, which
     Spark pickles with its arguments; executors import this module from the zip)."""
     names, opts = list(strategies), dict(options)
 
-    def evaluate(pdf):  # no type hints: Spark would try to infer the UDF type from them
-        return evaluate_pandas_group(pdf, names, opts)
+    def evaluate(batches):  # no type hints: Spark would try to infer the UDF type from them
+        return evaluate_arrow_batches(batches, names, opts)
 
     return evaluate
 
 
-def evaluate_pandas_group(pdf: Any, strategies: Sequence[str], options: Mapping[str, Any]) -> Any:
-    """``applyInPandas`` function: one group's stacked rows -> its evaluation rows (``FIELDS``).
+_NO_GROUP = object()
 
-    A group without a groups.parquet row yields nothing, as in the in-process engine.
+
+def _stacked_groups(
+    batches: Iterable[Any],
+) -> Iterator[tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """(group row or None, partition rows, member rows) per group of a stream of stacked Arrow
+    batches whose rows are contiguous per group (a group may run over a batch boundary)."""
+    current: Any = _NO_GROUP
+    grow: dict[str, Any] | None = None
+    parts: list[dict[str, Any]] = []
+    members: list[dict[str, Any]] = []
+    for batch in batches:
+        cols = {name: batch.column(name).to_pylist() for name in STACKED_COLUMNS}
+        groups, kinds = cols["group"], cols["_row"]
+        pcols = [cols[k] for k in _PARTITION_KEYS]
+        mcols = [cols[k] for k in _MEMBER_KEYS]
+        for i in range(batch.num_rows):
+            group = groups[i]
+            if group != current:
+                if current is not _NO_GROUP:
+                    yield grow, parts, members
+                current, grow, parts, members = group, None, [], []
+            kind = kinds[i]
+            if kind == "p":
+                parts.append({k: c[i] for k, c in zip(_PARTITION_KEYS, pcols, strict=True)})
+            elif kind == "m":
+                members.append({k: c[i] for k, c in zip(_MEMBER_KEYS, mcols, strict=True)})
+            elif grow is None:  # a duplicate group row is evaluated once, as in-process
+                grow = {
+                    "group": group,
+                    "auto_offset_reset": cols["auto_offset_reset"][i],
+                    "error": cols["error"][i],
+                }
+    if current is not _NO_GROUP:
+        yield grow, parts, members
+
+
+def evaluate_arrow_batches(
+    batches: Iterable[Any], strategies: Sequence[str], options: Mapping[str, Any]
+) -> Iterator[Any]:
+    """``mapInArrow`` function: a task's stacked rows (Arrow batches, each group's rows
+    contiguous) -> Arrow batches of evaluation rows (``FIELDS``), many groups per batch.
+
+    Each group goes through ``evaluate_group_rows``, the in-process engine's function, with rows
+    shaped as the in-process reader gives them (pyarrow's ``to_pylist``). A group without a
+    groups.parquet row yields nothing, as in the in-process engine.
     """
-    import pandas as pd
+    import pyarrow as pa
 
-    records = [{k: _none(v) for k, v in r.items()} for r in pdf.to_dict("records")]
-    group_rows = [r for r in records if r["_row"] == "g"]
+    schema = arrow_schema()
     rows: list[dict[str, Any]] = []
-    if group_rows:
-        g = group_rows[0]
-        partitions = [
-            {
-                "group": r["group"],
-                "topic": r["topic"],
-                "partition": _int(r["partition"]),
-                "begin": _int(r["begin"]),
-                "end": _int(r["end"]),
-                "committed": _int(r["committed"]),
-            }
-            for r in records
-            if r["_row"] == "p"
-        ]
-        members = [
-            {
-                "group": r["group"],
-                "member_id": r["member_id"],
-                "instance_id": r["instance_id"],
-                "topics": _json(r["topics"]),
-                "assignment": _json(r["assignment"]),
-                "rack": r.get("rack"),
-                "capacity": None if r.get("capacity") is None else float(r["capacity"]),
-            }
-            for r in records
-            if r["_row"] == "m"
-        ]
-        evaluation = evaluate_group_rows(
-            {"group": g["group"], "auto_offset_reset": g["auto_offset_reset"], "error": g["error"]},
-            partitions,
-            members,
-            strategies,
-            options,
-        )
-        rows = evaluation_rows(evaluation)
-    # object columns: ints stay exact and nulls stay null on the way to Arrow
-    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object) for c in COLUMNS})
+    for grow, parts, members in _stacked_groups(batches):
+        if grow is None:
+            continue
+        rows += evaluation_rows(evaluate_group_rows(grow, parts, members, strategies, options))
+        if len(rows) >= OUTPUT_BATCH_ROWS:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
 __all__ = [
@@ -327,7 +356,8 @@ __all__ = [
     "build_pyfiles",
     "default_output_files",
     "default_partitions",
-    "evaluate_pandas_group",
+    "estimated_cost",
+    "evaluate_arrow_batches",
     "group_evaluator",
     "pyfiles_path",
     "run_spark_evaluation",
@@ -335,5 +365,6 @@ __all__ = [
     "spark_conf",
     "spark_env",
     "spark_submit_settings",
+    "spread_groups",
     "submit_command",
 ]
