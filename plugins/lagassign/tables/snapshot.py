@@ -8,7 +8,8 @@ A snapshot folder holds (the contract between the Kafka edge, the Spark job and 
   group_type ("classic" | "consumer", KIP-848's protocol, whose ``protocol`` is then the
   server-side assignor; null when the broker does not say, absent in older snapshots)
 * ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
-  end, committed, lag (null where an offset could not be read)
+  end, committed, lag (null where an offset could not be read), racks (the racks of the
+  partition's replicas; null when the cluster has no racks, absent in older snapshots)
 * ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
   topics (list of names), assignment (list of {topic, partition})
 * ``manifest.json``: cluster id, time, counts and what failed
@@ -35,6 +36,8 @@ MANIFEST = "manifest.json"
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
 OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
+#: the replicas' racks; snapshots written before them lack this column
+OPTIONAL_PARTITION_COLUMNS = ("racks",)
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 #: planning with racks and in time; snapshots written before them lack these columns
 OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
@@ -66,6 +69,7 @@ def arrow_schemas() -> dict[str, Any]:
                 ("end", pa.int64()),
                 ("committed", pa.int64()),
                 ("lag", pa.int64()),
+                ("racks", pa.list_(pa.string())),
             ]
         ),
         MEMBERS: pa.schema(
@@ -141,15 +145,17 @@ def case_from_rows(
         if row.get("end") is None:
             tp = f"{row['topic']}-{row['partition']}"
             raise CaseError(f"group {group}: partition {tp} has no end offset")
-        parts.append(
-            {
-                "topic": row["topic"],
-                "partition": int(row["partition"]),
-                "begin": _opt_int(row.get("begin")),
-                "end": int(row["end"]),
-                "committed": _opt_int(row.get("committed")),
-            }
-        )
+        part = {
+            "topic": row["topic"],
+            "partition": int(row["partition"]),
+            "begin": _opt_int(row.get("begin")),
+            "end": int(row["end"]),
+            "committed": _opt_int(row.get("committed")),
+        }
+        racks = row.get("racks")
+        if racks is not None and not isinstance(racks, float):  # absent when unknown; NaN from pandas
+            part["racks"] = [str(r) for r in racks]
+        parts.append(part)
     case_members = []
     for row in members:
         assignment = row.get("assignment")
@@ -215,7 +221,7 @@ def snapshot_groups(
     folder = Path(folder)
     groups = _read_table(folder, GROUPS, GROUP_COLUMNS, OPTIONAL_GROUP_COLUMNS)
     parts: dict[str, list[dict[str, Any]]] = {}
-    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS):
+    for row in _read_table(folder, PARTITIONS, PARTITION_COLUMNS, OPTIONAL_PARTITION_COLUMNS):
         parts.setdefault(row["group"], []).append(row)
     members: dict[str, list[dict[str, Any]]] = {}
     for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS, OPTIONAL_MEMBER_COLUMNS):
