@@ -12,7 +12,7 @@ from lagassign.core.case import parse_case
 from lagassign.kafka.admin import AdminHook
 from lagassign.kafka.groupsfile import AssignGroup
 from lagassign.kafka.plans import PlanStore
-from lagassign.kafka.snapshot import take_snapshot
+from lagassign.kafka.snapshot import racks_by_partition, replica_racks, take_snapshot
 from lagassign.tables.snapshot import read_snapshot
 
 pytestmark = pytest.mark.kafka
@@ -82,7 +82,12 @@ def test_snapshot_matches_what_was_produced_and_committed(module_kit: Kit, clust
     assert pq.read_table(tmp_path / "partitions.parquet").schema.field("partition").type == "int32"
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["counts"]["failed"] == 0
-    assert manifest["admin_calls"]["list_consumer_group_offsets"] == len(snap.groups)
+    # one OffsetFetch a group, or (naming the cluster's partitions) one per committed_batch of them
+    per_group = manifest["admin_calls"]["list_consumer_group_offsets"] / len(snap.groups)
+    if manifest["committed_scope"] == "group":
+        assert per_group == 1
+    else:
+        assert per_group == int(per_group) >= 1
 
 
 def test_offset_only_groups_are_discovered(module_kit: Kit, cluster: dict) -> None:
@@ -216,3 +221,112 @@ def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: di
     }
     metrics = lagassign.assign(got, "drain-optimal")["metrics"]
     assert metrics["max_catch_up_s"] is not None and "catch_up_s" in metrics
+
+
+def _comparable(snap) -> tuple:
+    return (
+        sorted(snap.groups, key=lambda r: r["group"]),
+        sorted(snap.partitions, key=lambda r: (r["group"], r["topic"], r["partition"])),
+        sorted(snap.members, key=lambda r: (r["group"], r["member_id"])),
+    )
+
+
+def test_naming_partitions_reads_the_same_commits_as_asking_the_whole_group(
+    module_kit: Kit, cluster: dict
+) -> None:
+    """The two ways of reading committed offsets give the same rows; naming the partitions in
+    small requests (committed_batch=4 over the cluster's partitions) is the fast one on noida."""
+    regex = f"{module_kit.prefix}-.*"
+    snaps = {}
+    for scope, batch in (("group", 300), ("partitions", 4)):
+        hook = AdminHook(module_kit.config(), timeout=15, committed_batch=batch)
+        snaps[scope] = take_snapshot(
+            hook,
+            groups_regex=regex,
+            assign_groups=[cluster["declared"]],
+            plan_topic=cluster["plans"],
+            committed_scope=scope,
+        )
+        assert snaps[scope].manifest["committed_scope"] == scope
+        assert snaps[scope].manifest["counts"]["failed"] == 0
+    assert _comparable(snaps["group"]) == _comparable(snaps["partitions"])
+    groups = len(snaps["group"].groups)
+    assert snaps["group"].manifest["admin_calls"]["list_consumer_group_offsets"] == groups
+    assert snaps["partitions"].manifest["admin_calls"]["list_consumer_group_offsets"] > groups
+    assert {r["committed"] for r in snaps["partitions"].partitions} >= {50, 40, 10, 400, 5, None}
+
+
+def test_replica_racks_from_broker_racks() -> None:
+    """The mapping from a partition's replicas (broker ids) to its racks: sorted, each once,
+    brokers without a rack skipped, None when no replica has one."""
+    racks = {1: "eu-1a", 2: "eu-1b", 3: None, 4: "eu-1a"}
+    assert replica_racks([2, 1, 4], racks) == ["eu-1a", "eu-1b"]
+    assert replica_racks([3, 2], racks) == ["eu-1b"]
+    assert replica_racks([3], racks) is None
+    assert replica_racks([9], racks) is None  # a replica on a broker the cluster did not describe
+    assert replica_racks([], racks) is None
+
+
+def test_the_broker_without_racks_leaves_the_snapshot_as_before(module_kit: Kit, cluster: dict) -> None:
+    """Real: the broker's DescribeCluster and metadata. noida (and Kafka 0.9) report no rack, so
+    no partition row gets ``racks`` and the cases carry none."""
+    hook = AdminHook(module_kit.config(), timeout=15)
+    broker_racks = hook.broker_racks()
+    if module_kit.broker.kind == "noida":
+        assert broker_racks and set(broker_racks.values()) == {None}
+    assert not any(broker_racks.values())
+    snap = _snapshot(module_kit, cluster, f"{module_kit.prefix}-.*", [cluster["declared"]])
+    assert snap.partitions and not any("racks" in r for r in snap.partitions)
+    for case in snap.cases().values():
+        assert case is None or not any("racks" in p for p in case["partitions"])
+
+
+class _RackedHook(AdminHook):
+    """The real AdminHook, except that the brokers' racks are given: noida cannot be configured
+    with ``broker.rack`` (its DescribeCluster reports none), so this is the one part that is
+    not real. Replicas come from the broker's real metadata."""
+
+    racks: dict[int, str | None] = {}
+
+    def broker_racks(self) -> dict[int, str | None]:
+        real = super().broker_racks()  # still asked: the call is counted as in production
+        return {b: self.racks.get(b) for b in real}
+
+
+def test_replica_racks_reach_the_case_and_the_rack_aware_plan(
+    module_kit: Kit, cluster: dict, tmp_path
+) -> None:
+    hook = AdminHook(module_kit.config(), timeout=15)
+    md = hook.metadata()
+    real_racks = {b: f"rack-{b}" for b in hook.broker_racks()}
+    by_partition = racks_by_partition(md, real_racks)
+    orders = md.topics[cluster["orders"]]
+    for p, pm in orders.partitions.items():  # real replica lists of the real topic
+        assert pm.replicas
+        assert by_partition[(cluster["orders"], p)] == sorted({f"rack-{b}" for b in pm.replicas})
+    assert racks_by_partition(md, {b: None for b in real_racks}) == {}
+
+    racked = _RackedHook(module_kit.config(), timeout=15)
+    racked.racks = real_racks
+    snap = take_snapshot(
+        racked,
+        groups_regex="^$",
+        assign_groups=[cluster["declared"]],
+        plan_topic=cluster["plans"],
+    )
+    assert racked.calls["describe_cluster"] == 1
+    rows = _rows(snap, cluster["skewed"])
+    assert {p: r["racks"] for p, r in rows.items()} == {
+        p: by_partition[(cluster["orders"], p)] for p in range(6)
+    }
+    snap.write(tmp_path / "snap")
+    (_row, case) = next(
+        (g, c) for g, c in read_snapshot(tmp_path / "snap") if g["group"] == cluster["skewed"]
+    )
+    assert {tuple(p["racks"]) for p in case["partitions"]} == {tuple(sorted(set(real_racks.values())))}
+    parsed = parse_case(case)
+    assert all(st.racks == frozenset(real_racks.values()) for st in parsed.partitions.values())
+    # with member racks too, a rack-aware plan reads them: every partition is on the one rack here
+    case["members"] = [dict(m, rack=next(iter(real_racks.values()))) for m in case["members"]]
+    metrics = lagassign.assign(case, "lag-aware", rack="require")["metrics"]
+    assert metrics["cross_rack_partitions"] == 0

@@ -6,18 +6,23 @@ call can batch decides the cost of a snapshot of G groups over P distinct partit
 
 * metadata and list groups: 1 call each;
 * describe groups: ceil(G / describe_batch) calls (many groups per request);
-* committed offsets: G calls (the API takes one group per call), run concurrently;
+* committed offsets: G calls (the API takes one group per call), run concurrently; or, when
+  the partitions are named (``committed(..., partitions=...)``), G * ceil(P_named /
+  committed_batch) calls;
 * begin and end offsets: 2 * ceil(P / offsets_batch) calls, shared by every group reading a
   partition (offsets are per partition, not per group).
 
 So calls grow linearly with groups, and time with groups / concurrency.
 
-noida-db quirk (measured with bench/snapshot_speed.py): it answers OffsetFetch one request
-at a time, at ~5 ms of broker CPU per group on a fresh broker, growing with the number of
-groups it stores (~15 ms at 4,500 groups). Beyond ~8 requests in flight nothing is gained
-there; the broker, not this client, bounds a noida snapshot (1,000 groups: ~6 s fresh).
-confluent-kafka's ``list_consumer_group_offsets`` takes one group per call, so OffsetFetch v8's
-many-groups requests (KIP-709) are out of reach from Python.
+noida-db quirk (measured with bench/snapshot_speed.py): it answers a whole-group OffsetFetch
+(no partitions named) in time that grows with everything it stores: ~5 ms a group on a fresh
+broker, 10-18 ms with 3,000 groups of 50 partitions, more with every group and topic added,
+and more requests in flight do not help. Naming the partitions costs it ~2 us a partition up to
+a few hundred partitions a request (superlinear beyond: 1,150 partitions take 5 ms), so the
+snapshot names them (every partition of a small cluster, in requests of ``committed_batch``
+partitions; see ``snapshot.committed_scope``). confluent-kafka's
+``list_consumer_group_offsets`` takes one group per call, so OffsetFetch v8's many-groups
+requests (KIP-709) are out of reach from Python.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class AdminHook:
         concurrency: int = 64,
         describe_batch: int = 100,
         offsets_batch: int = 10_000,
+        committed_batch: int = 300,
     ) -> None:
         from confluent_kafka.admin import AdminClient
 
@@ -71,6 +77,7 @@ class AdminHook:
         self.concurrency = max(1, concurrency)
         self.describe_batch = describe_batch
         self.offsets_batch = offsets_batch
+        self.committed_batch = max(1, committed_batch)
         self.calls: Counter[str] = Counter()
         conf, self.auth = with_collector(self.config)
         self.admin = AdminClient(conf)
@@ -99,6 +106,21 @@ class AdminHook:
         result = self._with_retries(call)
         return list(result.valid or []), [reason(e) for e in (result.errors or [])]
 
+    def broker_racks(self) -> dict[int, str | None]:
+        """Broker id -> its rack (``broker.rack``; None when it has none), from one DescribeCluster
+        (librdkafka answers it from a Metadata request). Empty when the cluster cannot say (old
+        brokers): partitions then carry no racks."""
+
+        def call() -> Any:
+            self.calls["describe_cluster"] += 1
+            return self.admin.describe_cluster(request_timeout=self.timeout)
+
+        try:
+            result = self._with_retries(call)
+        except Exception:
+            return {}
+        return {int(n.id): (n.rack or None) for n in (result.nodes or [])}
+
     # -- groups --------------------------------------------------------------------------
     def describe(self, group_ids: Sequence[str]) -> dict[str, Any]:
         """group id -> ConsumerGroupDescription, or the exception that describing it raised."""
@@ -113,18 +135,64 @@ class AdminHook:
 
         return self._fan_out(batches, submit)
 
-    def committed(self, group_ids: Sequence[str], progress: Progress | None = None) -> dict[str, Any]:
-        """group id -> list of committed TopicPartitions, or the exception that fetching raised."""
-        from confluent_kafka import ConsumerGroupTopicPartitions
+    def committed(
+        self,
+        group_ids: Sequence[str],
+        progress: Progress | None = None,
+        partitions: Mapping[str, Sequence[int]] | None = None,
+    ) -> dict[str, Any]:
+        """group id -> list of committed TopicPartitions, or the exception that fetching raised.
 
-        def submit(gid: str) -> dict[str, Future]:
+        Without ``partitions`` each group is asked for everything it committed (one request a
+        group). With ``partitions`` (topic -> partition numbers) each group is asked for those,
+        ``committed_batch`` at a time, and the answer keeps what the group committed (offset
+        >= 0) and partitions that failed, as the whole-group answer has them; a partition
+        without a commit, or of a topic gone since, is left out. A group whose requests do not
+        all succeed gets the first failure."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, TopicPartition
+
+        if partitions is None:
+            chunks: list[list[Any] | None] = [None]
+        else:
+            named = [TopicPartition(t, p) for t in sorted(partitions) for p in sorted(partitions[t])]
+            size = self.committed_batch
+            if not named:  # nothing to name: no group has a commit on an existing topic
+                return {gid: [] for gid in group_ids}
+            chunks = [named[i : i + size] for i in range(0, len(named), size)]
+        gone = (KafkaError.UNKNOWN_TOPIC_OR_PART,)
+
+        def submit(item: tuple[str, int]) -> dict[tuple[str, int], Future]:
+            gid, i = item
             self.calls["list_consumer_group_offsets"] += 1
-            return self.admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(gid)], request_timeout=self.timeout
+            futures = self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(gid, chunks[i])], request_timeout=self.timeout
             )
+            [future] = futures.values()  # one group per request
+            return {item: future}
 
-        found = self._fan_out(list(group_ids), submit, progress, keys=lambda gid: [gid])
-        return {gid: (r if isinstance(r, BaseException) else r.topic_partitions) for gid, r in found.items()}
+        def counted(done: int, _total: int) -> None:
+            if progress is not None and done % len(chunks) == 0:
+                progress(done // len(chunks), len(group_ids))
+
+        items = [(gid, i) for gid in group_ids for i in range(len(chunks))]
+        found = self._fan_out(items, submit, counted if progress else None, keys=lambda item: [item])
+        out: dict[str, Any] = {}
+        for gid in group_ids:
+            answers: list[Any] = [found.get((gid, i)) for i in range(len(chunks))]
+            failure = next((a for a in answers if isinstance(a, BaseException) or a is None), False)
+            if failure is not False:
+                out[gid] = failure
+            elif partitions is None:
+                out[gid] = answers[0].topic_partitions
+            else:
+                out[gid] = [
+                    tp
+                    for a in answers
+                    for tp in a.topic_partitions or []
+                    if (tp.error is None and tp.offset >= 0)
+                    or (tp.error is not None and tp.error.code() not in gone)
+                ]
+        return out
 
     def offsets(self, partitions: Iterable[tuple[str, int]], which: str) -> dict[tuple[str, int], Any]:
         """(topic, partition) -> offset (``which`` = earliest | latest), or the exception."""

@@ -18,6 +18,18 @@ A group's partitions are every partition of its topics (members' topics and topi
 committed offset); begin and end offsets are read once per partition for all groups. A group
 that cannot be read completely gets its ``error`` set and the run goes on; the manifest lists
 the failures. Secrets in the settings never reach the manifest (``config.redact``).
+
+Committed offsets (``committed_scope``): ``group`` asks each group for everything it committed;
+``partitions`` asks each group for every partition of the cluster's topics by name (the same
+rows, less the warning about commits on deleted topics, which it cannot see), which some
+brokers answer far faster (noida-db: see ``admin``) and costs little on a small cluster;
+``auto`` (the default) names the partitions when the cluster has at most
+``NAMED_PARTITIONS_MAX`` of them. The manifest says which was used.
+
+Racks: each partition row carries ``racks``, the racks of its replicas' brokers (replicas from
+the metadata, racks from DescribeCluster), when the cluster has racks; members of KIP-848
+groups carry the rack describe groups reports, where the client library exposes it
+(confluent-kafka 2.16 does not); assign()-mode instances the rack of their status record.
 """
 
 from __future__ import annotations
@@ -41,6 +53,12 @@ from .errors import KafkaConfigError, reason
 from .groupsfile import AssignGroup
 from .plans import PlanStore
 from .status import now_ms, read_status
+
+#: ``committed_scope="auto"`` names every partition of a cluster with at most this many
+NAMED_PARTITIONS_MAX = 2_000
+#: a log line every this many groups while committed offsets are read
+LOG_EVERY = 1_000
+COMMITTED_SCOPES = ("auto", "group", "partitions")
 
 # Kafka's own names for group states (kafka-consumer-groups.sh prints these).
 _STATES = {
@@ -88,13 +106,16 @@ def take_snapshot(
     status_topic: str = STATUS_TOPIC,
     session_timeout_ms: int | None = None,
     plans: Mapping[str, Any] | None = None,
+    committed_scope: str = "auto",
 ) -> Snapshot:
     """Read the cluster through ``hook`` and build the snapshot rows (nothing is written).
 
     The reads come first (metadata, statuses, group listing and descriptions, committed
     offsets, plans, then begin and end offsets once per partition); the rows are built from
     them by the pure functions below. ``plans`` (group -> plan in force): when the caller has
-    read the plans topic already."""
+    read the plans topic already. ``committed_scope``: see the module's docstring."""
+    if committed_scope not in COMMITTED_SCOPES:
+        raise KafkaConfigError(f"committed_scope must be one of {', '.join(COMMITTED_SCOPES)}")
     if auto_offset_reset not in RESET_POLICIES:
         raise KafkaConfigError(f"--auto-offset-reset must be one of {', '.join(RESET_POLICIES)}")
     regex = compile_regex(groups_regex)
@@ -105,6 +126,7 @@ def take_snapshot(
 
     md = hook.metadata()
     topic_parts = {name: sorted(t.partitions) for name, t in md.topics.items() if t.error is None}
+    racks = racks_by_partition(md, hook.broker_racks())
     declared = {g.group: g for g in assign_groups}
     liveness = _read_liveness(hook, status_topic, session_timeout_ms, warnings)
     announced = {g for g in liveness.groups() if regex is None or regex.fullmatch(g)}
@@ -116,7 +138,16 @@ def take_snapshot(
     )
     all_ids = discovered + assign_ids
     descriptions = hook.describe(all_ids) if all_ids else {}
-    committed = hook.committed(all_ids, progress) if all_ids else {}
+    n_parts = sum(len(ps) for ps in topic_parts.values())
+    scope = committed_scope
+    if scope == "auto":
+        scope = "partitions" if 0 < n_parts <= NAMED_PARTITIONS_MAX else "group"
+    say(
+        f"reading committed offsets of {len(all_ids)} groups"
+        + (f" (naming the cluster's {n_parts} partitions)" if scope == "partitions" else "")
+    )
+    named = topic_parts if scope == "partitions" else None
+    committed = hook.committed(all_ids, _with_log(progress, log), named) if all_ids else {}
     if plans is None:
         plans = _read_plans(hook, plan_topic, assign_ids, warnings)
 
@@ -142,7 +173,7 @@ def take_snapshot(
     say(f"reading offsets of {len(needed)} partitions")
     begins = hook.offsets(needed, "earliest") if needed else {}
     ends = hook.offsets(needed, "latest") if needed else {}
-    partitions = [row for g in groups for row in g.partition_rows(topic_parts, begins, ends)]
+    partitions = [row for g in groups for row in g.partition_rows(topic_parts, begins, ends, racks)]
     rows = [g.row for g in groups]
     members = [m for g in groups for m in g.members]
     manifest = {
@@ -156,12 +187,52 @@ def take_snapshot(
         "auto_offset_reset": auto_offset_reset,
         "plan_topic": plan_topic,
         "status_topic": status_topic,
+        "committed_scope": scope,
         **_counts(groups, partitions, members),
         "warnings": warnings,
         "admin_calls": {**dict(sorted(hook.calls.items())), "total": hook.total_calls},
         "config": redact({k: v for k, v in hook.config.items() if k != "logger"}),
     }
     return Snapshot(rows, partitions, members, manifest)
+
+
+def _with_log(progress: Progress | None, log: Callable[[str], None] | None) -> Progress | None:
+    """``progress``, plus a log line every ``LOG_EVERY`` groups (and at the end) when logging."""
+    if log is None:
+        return progress
+    last = [0]
+
+    def both(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, total)
+        if done - last[0] >= LOG_EVERY or (done == total and done != last[0]):
+            last[0] = done
+            log(f"committed offsets: {done}/{total} groups")
+
+    return both
+
+
+def replica_racks(replicas: Sequence[int], broker_racks: Mapping[int, str | None]) -> list[str] | None:
+    """The racks of a partition's replicas (sorted, each once), from the brokers' racks; None
+    when none of its replicas' brokers has a rack (then the partition carries no racks)."""
+    found = {r for b in replicas if (r := broker_racks.get(b))}
+    return sorted(found) or None
+
+
+def racks_by_partition(md: Any, broker_racks: Mapping[int, str | None]) -> dict[tuple[str, int], list[str]]:
+    """(topic, partition) -> its replicas' racks, for the partitions that have any (cluster
+    metadata: ``TopicMetadata.partitions[p].replicas`` are broker ids)."""
+    if not any(broker_racks.values()):
+        return {}
+    out: dict[tuple[str, int], list[str]] = {}
+    for name, t in md.topics.items():
+        if t.error is not None:
+            continue
+        for p, pm in t.partitions.items():
+            found = replica_racks(pm.replicas or [], broker_racks)
+            if found:
+                out[(name, p)] = found
+    return out
 
 
 def _read_liveness(
@@ -240,9 +311,14 @@ class GroupRows:
     warnings: list[str] = field(default_factory=list)
 
     def partition_rows(
-        self, topic_parts: Mapping[str, list[int]], begins: Mapping[Any, Any], ends: Mapping[Any, Any]
+        self,
+        topic_parts: Mapping[str, list[int]],
+        begins: Mapping[Any, Any],
+        ends: Mapping[Any, Any],
+        racks: Mapping[tuple[str, int], list[str]] | None = None,
     ) -> list[dict[str, Any]]:
-        """Every partition of the group's topics with its offsets and lag; errors go to the row."""
+        """Every partition of the group's topics with its offsets and lag (and its replicas'
+        racks, when known); errors go to the row."""
         gid, reset = self.row["group"], self.row["auto_offset_reset"]
         out = []
         for t in self.topics:
@@ -261,17 +337,18 @@ class GroupRows:
                         lag = partition_lag(end, c, begin, reset)
                     except CaseError as exc:
                         self.errors.append(f"{t}-{p}: {exc}")
-                out.append(
-                    {
-                        "group": gid,
-                        "topic": t,
-                        "partition": p,
-                        "begin": begin,
-                        "end": end,
-                        "committed": c,
-                        "lag": lag,
-                    }
-                )
+                row = {
+                    "group": gid,
+                    "topic": t,
+                    "partition": p,
+                    "begin": begin,
+                    "end": end,
+                    "committed": c,
+                    "lag": lag,
+                }
+                if racks and (t, p) in racks:
+                    row["racks"] = list(racks[(t, p)])
+                out.append(row)
         self.row["error"] = "; ".join(dict.fromkeys(self.errors)) or None
         return out
 
@@ -340,17 +417,21 @@ def build_group(
         for m in desc.members or []:
             tps = sorted({(tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or [])})
             topics |= {t for t, _ in tps}
-            g.members.append(
-                {
-                    "group": gid,
-                    "member_id": m.member_id,
-                    "instance_id": m.group_instance_id or None,
-                    "client_id": m.client_id,
-                    "host": m.host,
-                    "topics": sorted({t for t, _ in tps}),
-                    "assignment": [{"topic": t, "partition": p} for t, p in tps],
-                }
-            )
+            member = {
+                "group": gid,
+                "member_id": m.member_id,
+                "instance_id": m.group_instance_id or None,
+                "client_id": m.client_id,
+                "host": m.host,
+                "topics": sorted({t for t, _ in tps}),
+                "assignment": [{"topic": t, "partition": p} for t, p in tps],
+            }
+            # KIP-848 members report their rack; confluent-kafka 2.16's MemberDescription does
+            # not expose it yet, so this reads it as soon as a version does.
+            rack = getattr(m, "rack", None)
+            if rack:
+                member["rack"] = rack
+            g.members.append(member)
     gone = sorted(t for t in topics if t not in topic_parts)
     if gone and not assign:
         g.warnings.append(f"group {gid}: committed offsets for deleted topic(s) {', '.join(gone)} skipped")

@@ -10,7 +10,8 @@ A snapshot folder holds (the contract between the Kafka edge, the Spark job and 
 * ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
   end, committed, lag (null where an offset could not be read); rate (messages produced per
   second, from the offset history) and lag_s (seconds since the end offset was the consumer's
-  position): null when unknown, absent in snapshots taken before them
+  position): null when unknown, absent in snapshots taken before them; racks (the racks of
+  the partition's replicas; null when the cluster has no racks, absent in older snapshots)
 * ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
   topics (list of names), assignment (list of {topic, partition})
 * ``manifest.json``: cluster id, time, counts and what failed
@@ -37,8 +38,8 @@ MANIFEST = "manifest.json"
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
 OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
-#: planning in time; snapshots written before them lack these columns
-OPTIONAL_PARTITION_COLUMNS = ("rate", "lag_s")
+#: planning in time and with racks; snapshots written before them lack these columns
+OPTIONAL_PARTITION_COLUMNS = ("rate", "lag_s", "racks")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 #: planning with racks and in time; snapshots written before them lack these columns
 OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
@@ -72,6 +73,7 @@ def arrow_schemas() -> dict[str, Any]:
                 ("lag", pa.int64()),
                 ("rate", pa.float64()),
                 ("lag_s", pa.float64()),
+                ("racks", pa.list_(pa.string())),
             ]
         ),
         MEMBERS: pa.schema(
@@ -157,6 +159,9 @@ def case_from_rows(
         rate = row.get("rate")
         if rate is not None and rate == rate:  # absent when unknown (NaN from pandas too)
             part["rate"] = float(rate)
+        racks = row.get("racks")
+        if racks is not None and not isinstance(racks, float):  # absent when unknown; NaN from pandas
+            part["racks"] = [str(r) for r in racks]
         parts.append(part)
     case_members = []
     for row in members:
