@@ -123,7 +123,18 @@ def stacked(
     frames = [
         keyed(groups).select("group", "_key", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
         keyed(parts).select(
-            "group", "_key", F.lit("p").alias("_row"), "topic", "partition", "begin", "end", "committed"
+            "group",
+            "_key",
+            F.lit("p").alias("_row"),
+            "topic",
+            "partition",
+            "begin",
+            "end",
+            "committed",
+            *(  # older snapshots lack them: null, as unknown
+                (F.col(c) if c in parts.columns else F.lit(None).cast(t)).alias(c)
+                for c, t in (("rate", "double"), ("racks", "array<string>"))
+            ),
         ),
         keyed(members).select(
             "group",

@@ -264,6 +264,7 @@ def _stacked_batches(snapshot_dir: Path, groups: list[str], batch_rows: int) -> 
     types = {c: pa.string() for c in STACKED_COLUMNS}
     types.update({c: parts.field(c).type for c in ("partition", "begin", "end", "committed")})
     types.update({c: members.field(c).type for c in ("topics", "assignment", "capacity")})
+    types.update({"rate": pa.float64(), "racks": pa.list_(pa.string())})  # absent in this snapshot
     table = pa.Table.from_pylist(rows, schema=pa.schema([(c, types[c]) for c in STACKED_COLUMNS]))
     return table.to_batches(max_chunksize=batch_rows)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import lagassign
 import pyarrow.parquet as pq
@@ -286,7 +287,7 @@ class _RackedHook(AdminHook):
     with ``broker.rack`` (its DescribeCluster reports none), so this is the one part that is
     not real. Replicas come from the broker's real metadata."""
 
-    racks: dict[int, str | None] = {}
+    racks: ClassVar[dict[int, str | None]] = {}
 
     def broker_racks(self) -> dict[int, str | None]:
         real = super().broker_racks()  # still asked: the call is counted as in production

@@ -263,6 +263,8 @@ STACKED_COLUMNS = (
     "begin",
     "end",
     "committed",
+    "rate",
+    "racks",
     "member_id",
     "instance_id",
     "topics",
@@ -270,7 +272,7 @@ STACKED_COLUMNS = (
     "rack",
     "capacity",
 )
-_PARTITION_KEYS = ("group", "topic", "partition", "begin", "end", "committed")
+_PARTITION_KEYS = ("group", "topic", "partition", "begin", "end", "committed", "rate", "racks")
 _MEMBER_KEYS = ("group", "member_id", "instance_id", "topics", "assignment", "rack", "capacity")
 OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch handed back to Spark
 
