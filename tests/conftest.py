@@ -125,3 +125,21 @@ def pg_url(pg_database: Any) -> Iterator[str]:
         with engine.connect() as conn:
             conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
         engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An audit-store URL on SQLite and on PostgreSQL (a schema of its own), each test anew."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'audit.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Any]:
+    """An AuditStore on ``db_url``, closed after the test."""
+    from lagassign.store import AuditStore
+
+    s = AuditStore(db_url)
+    yield s
+    s.close()

@@ -3,29 +3,12 @@ SQLite file and on PostgreSQL (``pg_url``; marked ``db``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from lagassign.store import LATEST_VERSION, AuditStore, migrate
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'audit.db'}"
-    return request.getfixturevalue("pg_url")
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[AuditStore]:
-    s = AuditStore(db_url)
-    yield s
-    s.close()
 
 
 def _minutes(n: float) -> datetime:

@@ -8,7 +8,6 @@ failure under CI.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -48,20 +47,6 @@ MIXED_CASE = {
         {"topic": "b", "partition": 0, "begin": 0, "end": 900, "committed": None},
     ],
 }
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'audit.db'}"
-    return request.getfixturevalue("pg_url")
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[AuditStore]:
-    s = AuditStore(db_url)
-    yield s
-    s.close()
 
 
 def _planned(
