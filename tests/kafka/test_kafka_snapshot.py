@@ -237,6 +237,7 @@ def test_naming_partitions_reads_the_same_commits_as_asking_the_whole_group(
 ) -> None:
     """The two ways of reading committed offsets give the same rows; naming the partitions in
     small requests (committed_batch=4 over the cluster's partitions) is the fast one on noida."""
+    needs(module_kit.broker, "Kafka-stored offsets in a named OffsetFetch (v0 reads ZooKeeper's)")
     regex = f"{module_kit.prefix}-.*"
     snaps = {}
     for scope, batch in (("group", 300), ("partitions", 4)):
@@ -297,6 +298,7 @@ class _RackedHook(AdminHook):
 def test_replica_racks_reach_the_case_and_the_rack_aware_plan(
     module_kit: Kit, cluster: dict, tmp_path
 ) -> None:
+    needs(module_kit.broker, "DescribeCluster (the brokers' racks)")
     hook = AdminHook(module_kit.config(), timeout=15)
     md = hook.metadata()
     real_racks = {b: f"rack-{b}" for b in hook.broker_racks()}

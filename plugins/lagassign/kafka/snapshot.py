@@ -24,7 +24,8 @@ Committed offsets (``committed_scope``): ``group`` asks each group for everythin
 rows, less the warning about commits on deleted topics, which it cannot see), which some
 brokers answer far faster (noida-db: see ``admin``) and costs little on a small cluster;
 ``auto`` (the default) names the partitions when the cluster has at most
-``NAMED_PARTITIONS_MAX`` of them. The manifest says which was used.
+``NAMED_PARTITIONS_MAX`` of them and the broker is 0.10 or newer (Kafka 0.9's named OffsetFetch
+v0 reads other offsets). The manifest says which was used.
 
 Racks: each partition row carries ``racks``, the racks of its replicas' brokers (replicas from
 the metadata, racks from DescribeCluster), when the cluster has racks; members of KIP-848
@@ -141,13 +142,18 @@ def take_snapshot(
     n_parts = sum(len(ps) for ps in topic_parts.values())
     scope = committed_scope
     if scope == "auto":
-        scope = "partitions" if 0 < n_parts <= NAMED_PARTITIONS_MAX else "group"
+        small = 0 < n_parts <= NAMED_PARTITIONS_MAX
+        scope = "partitions" if small and not _old_broker(hook.config) else "group"
     say(
         f"reading committed offsets of {len(all_ids)} groups"
         + (f" (naming the cluster's {n_parts} partitions)" if scope == "partitions" else "")
     )
     named = topic_parts if scope == "partitions" else None
     committed = hook.committed(all_ids, _with_log(progress, log), named) if all_ids else {}
+    if named is not None:  # a broker may refuse named partitions (old ones): ask those groups whole
+        refused = [gid for gid, r in committed.items() if _refused(r)]
+        if refused:
+            committed.update(hook.committed(refused))
     if plans is None:
         plans = _read_plans(hook, plan_topic, assign_ids, warnings)
 
@@ -194,6 +200,20 @@ def take_snapshot(
         "config": redact({k: v for k, v in hook.config.items() if k != "logger"}),
     }
     return Snapshot(rows, partitions, members, manifest)
+
+
+def _old_broker(config: Mapping[str, Any]) -> bool:
+    """A broker before 0.10 (no ApiVersions): its OffsetFetch v0 for named partitions reads the
+    ZooKeeper offsets, not the Kafka-stored ones a whole-group read returns (seen on Kafka 0.9:
+    commits missing), so ``auto`` asks such brokers per group."""
+    return str(config.get("api.version.request", "true")).lower() == "false"
+
+
+def _refused(answer: Any) -> bool:
+    """A committed-offsets answer that failed, as a whole or for some partition."""
+    if isinstance(answer, BaseException) or answer is None:
+        return True
+    return any(getattr(tp, "error", None) is not None for tp in answer)
 
 
 def _with_log(progress: Progress | None, log: Callable[[str], None] | None) -> Progress | None:
