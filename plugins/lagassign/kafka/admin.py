@@ -106,10 +106,18 @@ class AdminHook:
         result = self._with_retries(call)
         return list(result.valid or []), [reason(e) for e in (result.errors or [])]
 
+    @property
+    def old_broker(self) -> bool:
+        """Configured for a broker before 0.10 (no ApiVersions, e.g. Kafka 0.9)."""
+        return str(self.config.get("api.version.request", "true")).lower() == "false"
+
     def broker_racks(self) -> dict[int, str | None]:
         """Broker id -> its rack (``broker.rack``; None when it has none), from one DescribeCluster
         (librdkafka answers it from a Metadata request). Empty when the cluster cannot say (old
         brokers): partitions then carry no racks."""
+
+        if self.old_broker:
+            return {}  # brokers before 0.10 have no DescribeCluster (asking waits for a timeout)
 
         def call() -> Any:
             self.calls["describe_cluster"] += 1
