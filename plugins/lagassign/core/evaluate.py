@@ -9,12 +9,22 @@ from .case import parse_case
 from .errors import StrategyRefusedError
 from .model import GroupSnapshot, TopicPartition
 from .results import GroupEvaluation, StrategyResult, best_of
-from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score, unassigned
+from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score, unassigned_index
 from .strategies import applicable_options, get_strategy, strategy_names
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
     return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
+
+
+def _index_pairs(group: GroupSnapshot, idx: list[int]) -> list[list[Any]]:
+    """The [topic, partition] pairs of partition indices, made from the columns."""
+    if not idx:
+        return []
+    cols = group.columns
+    return list(
+        map(list, zip(map(cols.topics.__getitem__, idx), map(cols.numbers.__getitem__, idx), strict=True))
+    )
 
 
 def run_strategy(
@@ -26,13 +36,18 @@ def run_strategy(
 ) -> StrategyResult:
     """Run one strategy on a parsed group: its assignment, scored."""
     assignment = get_strategy(strategy, **options).assign(group)
-    missing = unassigned(group, assignment)
+    positions = assignment.positions(group)
+    missing = unassigned_index(group, positions)
+    if assignment.is_indexed(group):
+        layout = {mid: _index_pairs(group, idx) for mid, idx in positions.items()}
+    else:
+        layout = {mid: _pairs(tps) for mid, tps in assignment.members.items()}
     return StrategyResult(
         strategy,
-        {mid: _pairs(tps) for mid, tps in assignment.members.items()},
+        layout,
         score(group, assignment, lower_bound, balanced_bound),
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
-        _pairs(missing) or None,
+        _index_pairs(group, missing) or None,
     )
 
 

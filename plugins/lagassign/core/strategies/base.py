@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
@@ -30,15 +29,27 @@ class Strategy(ABC):
         return f"{type(self).__name__}()"
 
 
-@dataclass
 class CertifiedAssignment(Assignment):
     """An Assignment whose strategy proved that no assignment under the rules it keeps (its
     count rules and options, e.g. ``max_moves``) has a smaller max lag; scoring reports it as
     ``optimal``."""
 
-    proven_optimal: bool = False
-    #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
-    proven_catch_up: bool = False
+    def __init__(
+        self,
+        strategy: str,
+        members: dict[str, list[TopicPartition]] | None = None,
+        withheld: list[TopicPartition] | None = None,
+        notes: list[str] | None = None,
+        proven_optimal: bool = False,
+        proven_catch_up: bool = False,
+    ) -> None:
+        super().__init__(strategy, members, withheld, notes)
+        self.proven_optimal = proven_optimal
+        #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
+        self.proven_catch_up = proven_catch_up
+
+    def _fields(self) -> tuple:
+        return (*super()._fields(), self.proven_optimal, self.proven_catch_up)
 
 
 def build(
@@ -58,6 +69,14 @@ def build(
     for tps in members.values():
         tps.sort()
     return Assignment(name, members, **extra)
+
+
+def build_indexed(name: str, group: GroupSnapshot, layout: list[list[int]], **extra) -> Assignment:
+    """An Assignment from partition indices per member index (``group.members`` order), each
+    list sorted here; no per-partition object is made."""
+    for idx in layout:
+        idx.sort()
+    return Assignment.indexed(name, group, dict(zip(group.member_ids, layout, strict=True)), **extra)
 
 
 def memo(
