@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from itertools import islice, repeat
-from operator import add, attrgetter, gt, itemgetter, lt
+from itertools import chain, compress, islice, repeat
+from operator import add, attrgetter, gt, itemgetter, lt, ne
 from typing import Any
+
+import numpy as np
 
 from .errors import CaseError
 from .lag import LATEST, RESET_POLICIES, partition_lag
@@ -269,6 +271,9 @@ def _check_members(members: list[Member], columns: PartitionColumns) -> None:
             owners[tp] = m.id
 
 
+#: from this many partitions an unsorted list is sorted with numpy (its call overhead pays off)
+_NUMPY_SORT_FROM = 512
+_INT64_MAX = 2**63 - 1
 _TOPIC, _NUMBER, _LAG = itemgetter("topic"), itemgetter("partition"), itemgetter("lag")
 _BEGIN, _END, _COMMITTED = itemgetter("begin"), itemgetter("end"), itemgetter("committed")
 
@@ -305,13 +310,16 @@ def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | No
         return None
     if not (_all_ints(numbers) and _all_ints(lags)):
         return None
-    order = _sorted_order(topics, numbers, names)
-    if order is None:  # a partition listed twice
+    offsets: list[list] = (
+        [begin, end, committed] if begin is not None and end is not None and committed is not None else []
+    )
+    ordered = _sorted_columns([topics, numbers, lags, *offsets], names)
+    if ordered is None:  # a partition listed twice
         return None
-    if order:
-        topics, numbers, lags = (list(map(col.__getitem__, order)) for col in (topics, numbers, lags))
-        if begin is not None and end is not None and committed is not None:
-            begin, end, committed = (list(map(col.__getitem__, order)) for col in (begin, end, committed))
+    if offsets:
+        topics, numbers, lags, begin, end, committed = ordered
+    else:
+        topics, numbers, lags = ordered
     return PartitionColumns(topics, numbers, lags, begin, end, committed)
 
 
@@ -333,19 +341,46 @@ def _offsets_valid(begin: list, end: list, committed: list) -> bool:
     return not any(map(gt, begin, end))
 
 
-def _sorted_order(topics: list[str], numbers: list[int], names: set[str]) -> list[int] | None:
-    """[] when the partitions are sorted by topic and number already (the usual case), else
-    the order that sorts them; None when a partition is listed twice."""
-    top = max(numbers) + 1
-    if len(names) == 1:
-        keys = numbers
+def _sorted_columns(columns: list[list], names: set[str]) -> list[list] | None:
+    """The columns (topics, numbers, then any others) in the order of topic and number; None
+    when a partition is listed twice. Listed topic by topic, each topic's partitions in
+    order (the usual case), costs a few passes, and nothing more when the topics are in order
+    too; anything else, a sort."""
+    topics, numbers = columns[0], columns[1]
+    n = len(topics)
+    starts = [0, *compress(range(1, n), map(ne, topics, islice(topics, 1, None)))]
+    stops = [*starts[1:], n]
+    runs_in_order = map(_increasing, map(numbers.__getitem__, map(slice, starts, stops)))
+    if len(starts) == len(names) and all(runs_in_order):
+        # each topic in one run, its partitions in order: put the runs in order
+        firsts = list(map(topics.__getitem__, starts))
+        if _increasing(firsts):
+            return columns
+        runs = sorted(zip(firsts, starts, stops, strict=True))
+        return [list(chain.from_iterable(col[a:b] for _, a, b in runs)) for col in columns]
+    keys = _sort_keys(topics, numbers, names)
+    if len(keys) >= _NUMPY_SORT_FROM and max(keys) <= _INT64_MAX:
+        array = np.array(keys, dtype=np.int64)
+        by_key = np.argsort(array, kind="stable")
+        ordered = array[by_key]
+        if not bool((ordered[1:] > ordered[:-1]).all()):
+            return None
+        order = by_key.tolist()
     else:
-        number = {t: i * top for i, t in enumerate(sorted(names))}
-        keys = list(map(add, map(number.__getitem__, topics), numbers))
-    if all(map(lt, keys, islice(keys, 1, None))):
-        return []
-    order = sorted(range(len(keys)), key=keys.__getitem__)
-    ordered = list(map(keys.__getitem__, order))
-    if not all(map(lt, ordered, islice(ordered, 1, None))):
-        return None
-    return order
+        order = sorted(range(n), key=keys.__getitem__)
+        if not _increasing(list(map(keys.__getitem__, order))):
+            return None
+    return [list(map(col.__getitem__, order)) for col in columns]
+
+
+def _sort_keys(topics: list[str], numbers: list[int], names: set[str]) -> list[int]:
+    """One integer per partition, in the order of (topic, number)."""
+    if len(names) == 1:
+        return numbers
+    top = max(numbers) + 1
+    number = {t: i * top for i, t in enumerate(sorted(names))}
+    return list(map(add, map(number.__getitem__, topics), numbers))
+
+
+def _increasing(keys: list[int]) -> bool:
+    return all(map(lt, keys, islice(keys, 1, None)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
@@ -91,6 +91,28 @@ def memo(
 
 def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
+    position = group.columns.position
     return {
-        m.id: [tp for tp in m.owned if tp.topic in m.topics and tp in group.partitions] for m in group.members
+        m.id: [tp for tp in m.owned if tp.topic in m.topics and position(tp.topic, tp.partition) is not None]
+        for m in group.members
     }
+
+
+def kept_owned_index(group: GroupSnapshot) -> list[list[int]]:
+    """``kept_owned`` as partition indices per member index, ascending."""
+    position = group.columns.position
+    kept: list[list[int]] = []
+    for m in group.members:
+        idx = [position(tp.topic, tp.partition) for tp in m.owned if tp.topic in m.topics]
+        kept.append([i for i in idx if i is not None])
+    return kept
+
+
+def cyclic(items: Sequence[int], start: int, count: int) -> list[int]:
+    """``count`` items of ``items`` taken in a circle from position ``start``."""
+    n = len(items)
+    if start + count <= n:
+        return list(items[start : start + count])
+    head = list(items[start:])
+    rounds, rest = divmod(count - len(head), n)
+    return head + list(items) * rounds + list(items[:rest])

@@ -17,7 +17,7 @@ Example: C1 owns nothing, so the whole load stays on C0::
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
+from .base import Strategy, build, build_indexed
 
 
 class CurrentStrategy(Strategy):
@@ -25,4 +25,8 @@ class CurrentStrategy(Strategy):
     summary = "the owned partitions as they are (baseline)"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build(self.name, group, {m.id: m.owned for m in group.members})
+        position = group.columns.position
+        layout = [[position(tp.topic, tp.partition) for tp in m.owned] for m in group.members]
+        if any(None in idx for idx in layout):  # owns a partition the group does not list
+            return build(self.name, group, {m.id: m.owned for m in group.members})
+        return build_indexed(self.name, group, layout)  # type: ignore[arg-type]
