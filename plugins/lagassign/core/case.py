@@ -155,6 +155,17 @@ class _Subscriptions:
 
 
 def _owned(mid: str, owned_raw: Any) -> tuple[TopicPartition, ...]:
+    """A member's owned partitions, sorted and without repeats; [topic, partition] pairs of a
+    name and a number (the usual case) are checked in bulk."""
+    if (
+        type(owned_raw) is list
+        and set(map(type, owned_raw)) == {list}
+        and set(map(len, owned_raw)) == {2}
+        and set(map(type, topics := list(map(_FIRST, owned_raw)))) == {str}
+        and "" not in topics
+        and _all_ints(numbers := list(map(_SECOND, owned_raw)))
+    ):
+        return tuple(sorted(set(map(_new_tuple, repeat(TopicPartition), zip(topics, numbers, strict=True)))))
     if not isinstance(owned_raw, list):
         raise CaseError(f"member {mid}: 'owned' must be a list of [topic, partition] pairs")
     owned = []
@@ -163,6 +174,10 @@ def _owned(mid: str, owned_raw: Any) -> tuple[TopicPartition, ...]:
             raise CaseError(f"member {mid}: owned entry {pair!r} is not a [topic, partition] pair")
         owned.append(_topic_partition(pair[0], pair[1], f"member {mid} owned"))
     return tuple(sorted(set(owned)))
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_new_tuple = tuple.__new__  # tuple.__new__(TopicPartition, (topic, number)): a TopicPartition, made in C
 
 
 def _member(entry: Any, index: int, subscriptions: _Subscriptions) -> Member:
@@ -247,7 +262,23 @@ def _partition_states(partitions_raw: list, reset: str) -> dict[TopicPartition, 
 
 
 def _check_members(members: list[Member], columns: PartitionColumns) -> None:
-    """Ids unique, subscriptions to topics with partitions, owned partitions known and owned once."""
+    """Ids unique, subscriptions to topics with partitions, owned partitions known and owned
+    once: checked in bulk, and member by member only to name the first culprit."""
+    ids = [m.id for m in members]
+    owned = list(chain.from_iterable(m.owned for m in members))
+    distinct = set(owned)
+    if (
+        all(map(lt, ids, islice(ids, 1, None)))
+        and all(topics.issubset(columns.spans) for topics in {m.topics for m in members})
+        and len(distinct) == len(owned)
+        and (not owned or distinct.issubset(zip(columns.topics, columns.numbers, strict=True)))
+    ):
+        return
+    _name_first_culprit(members, columns)
+
+
+def _name_first_culprit(members: list[Member], columns: PartitionColumns) -> None:
+    """Every member rule, member by member (sorted by id): raise for the first that fails."""
     checked: set[frozenset[str]] = set()
     owners: dict[TopicPartition, str] = {}
     spans = columns.spans

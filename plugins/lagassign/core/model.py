@@ -12,13 +12,39 @@ partitions) is most of the cost. The per-partition objects (``TopicPartition``,
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
-from functools import cached_property
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from operator import add, eq, itemgetter
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 import numpy as np
 
 _INT64_MAX = 2**63 - 1
+_T = TypeVar("_T")
+
+
+class _cached(Generic[_T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first
+    access; a group's views are made by one thread): computed on first access, then read
+    from the instance's ``__dict__``."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, cls: type | None = None) -> _cached[_T]: ...
+    @overload
+    def __get__(self, obj: object, cls: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, cls: type | None = None) -> _cached[_T] | _T:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
 
 
 class TopicPartition(NamedTuple):
@@ -59,6 +85,10 @@ class Member(NamedTuple):
 
 
 _NO_RACKS: frozenset[str] = frozenset()
+#: ``tuple.__new__(TopicPartition, (topic, number))`` makes a TopicPartition in C, without the
+#: named tuple's Python-level ``__new__``: four times faster in bulk
+_new_tuple = tuple.__new__
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 class PartitionColumns:
@@ -141,13 +171,34 @@ class PartitionColumns:
         at = bisect_left(self.numbers, number, span.start, span.stop)
         return at if at < span.stop and self.numbers[at] == number else None
 
-    def states(self) -> dict[TopicPartition, PartitionState]:
-        """Every partition's state, keyed by TopicPartition, in index order."""
-        tps = list(map(TopicPartition, self.topics, self.numbers))
+    def topic_partitions(self) -> list[TopicPartition]:
+        """The TopicPartition of each index."""
+        return list(map(_new_tuple, repeat(TopicPartition), zip(self.topics, self.numbers, strict=True)))
+
+    def positions(self, pairs: Sequence[tuple[str, int]]) -> list[int | None]:
+        """The index of each (topic, number), None for a partition not known. In bulk: where
+        each topic's partitions are 0..n-1 a partition's index is its topic's first index plus
+        its number, which is then checked; anything else is searched for."""
+        if not pairs:
+            return []
+        starts = {t: span.start for t, span in self.spans.items()}
+        try:
+            at = list(map(add, map(starts.__getitem__, map(_FIRST, pairs)), map(_SECOND, pairs)))
+            if all(map(eq, map(self.numbers.__getitem__, at), map(_SECOND, pairs))) and all(
+                map(eq, map(self.topics.__getitem__, at), map(_FIRST, pairs))
+            ):
+                return at
+        except (KeyError, IndexError):
+            pass
+        return [self.position(t, n) for t, n in pairs]
+
+    def states(self, tps: list[TopicPartition] | None = None) -> dict[TopicPartition, PartitionState]:
+        """Every partition's state, keyed by TopicPartition (``tps`` if made already), in index order."""
+        if tps is None:
+            tps = self.topic_partitions()
         n = len(tps)
         none: list[Any] = [None] * n
-        states = map(
-            PartitionState,
+        fields = zip(
             tps,
             self.lags,
             self.begin or none,
@@ -155,8 +206,9 @@ class PartitionColumns:
             self.committed or none,
             self.racks or [_NO_RACKS] * n,
             self.rates or none,
+            strict=True,
         )
-        return dict(zip(tps, states, strict=True))
+        return dict(zip(tps, map(_new_tuple, repeat(PartitionState), fields), strict=True))
 
 
 class GroupSnapshot:
@@ -201,43 +253,49 @@ class GroupSnapshot:
 
     # ---- partitions ------------------------------------------------------------------------
 
-    @cached_property
+    @_cached
     def partitions(self) -> Mapping[TopicPartition, PartitionState]:
         """Every known partition's state, by TopicPartition (made from the columns on first use)."""
-        return self.columns.states()
+        return self.columns.states(self.tps)
 
-    @cached_property
+    @_cached
     def columns(self) -> PartitionColumns:
         """The partitions as columns, by topic then number (made from ``partitions`` if needed)."""
         return PartitionColumns.of_states(self.partitions)
 
-    @cached_property
+    @_cached
     def lags(self) -> list[int]:
         """Lag per partition index."""
         return self.columns.lags
 
-    @cached_property
+    @_cached
     def tps(self) -> list[TopicPartition]:
         """The TopicPartition of each index."""
-        cols = self.columns
-        return list(map(TopicPartition, cols.topics, cols.numbers))
+        if "partitions" in self.__dict__ and "columns" not in self.__dict__:
+            return sorted(self.partitions)
+        return self.columns.topic_partitions()
 
-    @cached_property
+    @property
+    def has_tps(self) -> bool:
+        """Whether ``tps`` is made already."""
+        return "tps" in self.__dict__
+
+    @_cached
     def index_of(self) -> dict[TopicPartition, int]:
         """TopicPartition -> its index."""
         return {tp: i for i, tp in enumerate(self.tps)}
 
-    @cached_property
+    @_cached
     def lag(self) -> dict[TopicPartition, int]:
         """Lag of every known partition."""
         return dict(zip(self.tps, self.lags, strict=True))
 
-    @cached_property
+    @_cached
     def topic_span(self) -> dict[str, range]:
         """Topic -> the range of its partitions' indices (topics with known partitions)."""
         return self.columns.spans
 
-    @cached_property
+    @_cached
     def rack_aware(self) -> bool:
         """Whether racks are known on both sides: some member has a rack that some replica has."""
         member_racks = {m.rack for m in self.members if m.rack}
@@ -246,16 +304,16 @@ class GroupSnapshot:
 
     # ---- members and subscriptions ------------------------------------------------------------
 
-    @cached_property
+    @_cached
     def member_ids(self) -> list[str]:
         return [m.id for m in self.members]
 
-    @cached_property
+    @_cached
     def member_index(self) -> dict[str, int]:
         """Member id -> its index in ``members``."""
         return {mid: i for i, mid in enumerate(self.member_ids)}
 
-    @cached_property
+    @_cached
     def kafka_order(self) -> tuple[Member, ...]:
         """Members in the order Kafka's assignors sort them (``MemberInfo.compareTo``): static
         members (KIP-345) first, by ``group.instance.id``, then dynamic ones by member id."""
@@ -263,7 +321,7 @@ class GroupSnapshot:
             return self.members  # sorted by id already
         return tuple(sorted(self.members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.id)))
 
-    @cached_property
+    @_cached
     def kafka_subscribers(self) -> dict[str, list[str]]:
         """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``); topics
         with the same subscribers share one list (read-only)."""
@@ -271,13 +329,13 @@ class GroupSnapshot:
             return self.subscribers
         return self._by_topic(self.kafka_order)
 
-    @cached_property
+    @_cached
     def subscribers(self) -> dict[str, list[str]]:
         """Topic -> ids of the members subscribed to it, sorted; topics with the same
         subscribers share one list (read-only)."""
         return self._by_topic(self.members)
 
-    @cached_property
+    @_cached
     def subscriptions(self) -> dict[frozenset[str], list[str]]:
         """Each distinct subscription -> ids of the members that have it, sorted.
 
@@ -289,13 +347,13 @@ class GroupSnapshot:
             classes.setdefault(m.topics, []).append(m.id)
         return classes
 
-    @cached_property
+    @_cached
     def subscription_index(self) -> list[int]:
         """Per member index, the index of its subscription in ``subscriptions`` (its class)."""
         number = {topics: i for i, topics in enumerate(self.subscriptions)}
         return [number[m.topics] for m in self.members]
 
-    @cached_property
+    @_cached
     def class_members(self) -> list[list[int]]:
         """Per subscription (in ``subscriptions`` order), the indices of its members, ascending."""
         index = self.member_index
@@ -325,18 +383,18 @@ class GroupSnapshot:
             subs[t] = ids
         return subs
 
-    @cached_property
+    @_cached
     def topics_of(self) -> dict[str, frozenset[str]]:
         """Member id -> the topics it subscribes to."""
         return {m.id: m.topics for m in self.members}
 
-    @cached_property
+    @_cached
     def identical_subscriptions(self) -> bool:
         return len(self.subscriptions) <= 1
 
     # ---- assignable partitions ------------------------------------------------------------
 
-    @cached_property
+    @_cached
     def topic_partitions(self) -> dict[str, list[TopicPartition]]:
         """Subscribed topic -> its partitions, sorted by partition number."""
         tps, spans = self.tps, self.topic_span
@@ -347,7 +405,7 @@ class GroupSnapshot:
             out[t] = tps[span.start : span.stop]
         return out
 
-    @cached_property
+    @_cached
     def assignable_index(self) -> list[int]:
         """Indices of every partition of a subscribed topic, ascending (``assignable``'s order)."""
         spans = self.topic_span
@@ -355,7 +413,7 @@ class GroupSnapshot:
             return list(range(len(self.columns)))
         return [i for t, span in spans.items() if t in self.subscribers for i in span]
 
-    @cached_property
+    @_cached
     def assignable(self) -> list[TopicPartition]:
         """Every partition of a subscribed topic, sorted by topic then partition."""
         index = self.assignable_index
@@ -363,37 +421,51 @@ class GroupSnapshot:
             return list(self.tps)
         return list(map(self.tps.__getitem__, index))
 
-    @cached_property
+    @_cached
     def assignable_set(self) -> frozenset[TopicPartition]:
         return frozenset(self.assignable)
 
     # ---- current owners --------------------------------------------------------------------
 
-    @cached_property
+    @_cached
     def owner(self) -> dict[TopicPartition, str]:
         """Current owner of each owned partition."""
         return {tp: m.id for m in self.members for tp in m.owned}
 
-    @cached_property
+    @_cached
+    def owned_index(self) -> list[list[int | None]]:
+        """Per member index, the indices of the partitions it owns now, ascending (None for
+        a partition the group does not list)."""
+        positions = self.columns.positions
+        return [positions(m.owned) for m in self.members]
+
+    @_cached
     def owner_index(self) -> list[int]:
         """Per partition index, the index of the member that owns it now, or -1."""
         owners = [-1] * len(self.columns)
-        position = self.columns.position
-        for i, m in enumerate(self.members):
-            for tp in m.owned:
-                at = position(tp.topic, tp.partition)
+        for k, idx in enumerate(self.owned_index):
+            for at in idx:
                 if at is not None:
-                    owners[at] = i
+                    owners[at] = k
         return owners
 
-    @cached_property
+    @_cached
+    def owned_by(self) -> dict[str, frozenset[int]]:
+        """Member id -> the indices of the partitions it owns now (those the group lists)."""
+        return {
+            mid: frozenset(i for i in idx if i is not None)
+            for mid, idx in zip(self.member_ids, self.owned_index, strict=True)
+            if idx
+        }
+
+    @_cached
     def owned_count(self) -> int:
         """How many partitions are owned now."""
         return sum(len(m.owned) for m in self.members)
 
     # ---- numpy views -----------------------------------------------------------------------
 
-    @cached_property
+    @_cached
     def lag_array(self) -> np.ndarray:
         """Lags per partition index as int64 (object dtype if one does not fit in int64)."""
         lags = self.lags
@@ -401,7 +473,7 @@ class GroupSnapshot:
             return np.array(lags, dtype=object)
         return np.array(lags, dtype=np.int64)
 
-    @cached_property
+    @_cached
     def topic_array(self) -> np.ndarray:
         """Per partition index, the index of its topic in ``columns.topic_names`` (int32)."""
         out = np.empty(len(self.columns), dtype=np.int32)
@@ -409,7 +481,7 @@ class GroupSnapshot:
             out[span.start : span.stop] = i
         return out
 
-    @cached_property
+    @_cached
     def owner_array(self) -> np.ndarray:
         """``owner_index`` as an int32 array."""
         return np.array(self.owner_index, dtype=np.int32)

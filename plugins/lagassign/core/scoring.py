@@ -18,7 +18,7 @@ exact polish).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 
 from .catchup import catch_up_metrics, timed
 from .model import Assignment, GroupSnapshot, TopicPartition
@@ -229,74 +229,84 @@ def _number(value: float) -> int | float:
 def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
     """Assignable partitions that no member holds."""
     tps = group.tps
-    return [tps[i] for i in unassigned_index(group, assignment.positions(group))]
-
-
-def unassigned_index(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> list[int]:
-    """Indices of the assignable partitions that no member holds, ascending."""
-    held = set().union(*positions.values()) if positions else set()
-    return [i for i in group.assignable_index if i not in held]
+    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
 
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
-    return _moves(group, assignment.positions(group))
-
-
-def _moves(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> int:
-    if not group.owned_count:
-        return 0
-    owner, index = group.owner_index, group.member_index
-    kept = 0
-    for mid, idx in positions.items():
-        k = index.get(mid)
-        if k is not None and idx:
-            kept += list(map(owner.__getitem__, idx)).count(k)
-    return group.owned_count - kept
+    return _Layout(group, assignment.positions(group)).moves()
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    return _consumes_all(group, assignment.positions(group))
+    return _Layout(group, assignment.positions(group)).consumes_all()
 
 
-def _consumes_all(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> bool:
-    held = sum(map(len, positions.values()))
-    assignable = group.assignable_index
-    if held != len(assignable):
-        return False
-    seen = set().union(*positions.values()) if positions else set()
-    if len(seen) != held or (len(assignable) != len(group.columns) and not seen.issubset(assignable)):
-        return False
-    if _everyone_takes_everything(group):
-        return True
-    topics, topics_of = group.columns.topics, group.topics_of
-    return all(topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in positions.items())
+_NONE: frozenset[int] = frozenset()
+#: layouts kept per group for ``score_layout`` to recognise (every strategy once, and some)
+_SCORED_KEPT = 32
 
 
-def _everyone_takes_everything(group: GroupSnapshot) -> bool:
-    """One subscription, to every topic with partitions."""
-    return group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span)
+class _Layout:
+    """What scoring reads of an assignment given as partition indices per member: counts,
+    the partitions nobody holds, and whether each is held once, by a subscriber."""
 
+    def __init__(self, group: GroupSnapshot, positions: Mapping[str, list[int]]) -> None:
+        self.group = group
+        self.positions = positions
+        self.count = dict(zip(positions, map(len, positions.values()), strict=True))
+        held = sum(self.count.values())
+        assignable = group.assignable_index
+        seen: set[int] = set().union(*positions.values()) if positions else set()
+        everything = len(assignable) == len(group.columns)  # every partition is assignable
+        #: every partition held at most once, and only assignable ones
+        self.once = len(seen) == held and (everything or seen.issubset(assignable))
+        if self.once and held == len(assignable):
+            self.missing: list[int] = []
+        else:
+            self.missing = [i for i in assignable if i not in seen]
 
-def _meets_count_guarantee(
-    group: GroupSnapshot, positions: Mapping[str, list[int]], counts: Mapping[str, int]
-) -> bool:
-    """``meets_count_guarantee`` on partition indices, with the counts already known."""
-    if max(counts.values()) - min(counts.values()) <= 1:
-        return True
-    fewest: dict[int, int] = {}
-    min_by_topic = {}
-    for t, subs in group.subscribers.items():
-        if id(subs) not in fewest:
-            fewest[id(subs)] = min(counts[mid] for mid in subs)
-        min_by_topic[t] = fewest[id(subs)]
-    topics = group.columns.topics
-    return all(
-        min_by_topic[t] > counts[mid] - 2
-        for mid, idx in positions.items()
-        for t in set(map(topics.__getitem__, idx))
-    )
+    def lag(self) -> dict[str, int]:
+        lags = self.group.lags
+        values = self.positions.values()
+        return dict(zip(self.positions, map(sum, map(map, repeat(lags.__getitem__), values)), strict=True))
+
+    def consumes_all(self) -> bool:
+        if not self.once or self.missing:
+            return False
+        group = self.group
+        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
+            return True  # one subscription, to every topic with partitions
+        topics, topics_of = group.columns.topics, group.topics_of
+        return all(
+            topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in self.positions.items()
+        )
+
+    def moves(self) -> int:
+        group = self.group
+        if not group.owned_count:
+            return 0
+        owned, positions = group.owned_by, self.positions
+        kept = map(frozenset.intersection, map(owned.get, positions, repeat(_NONE)), positions.values())
+        return group.owned_count - sum(map(len, kept))
+
+    def meets_count_guarantee(self) -> bool:
+        """``meets_count_guarantee`` on partition indices."""
+        counts = self.count
+        if max(counts.values()) - min(counts.values()) <= 1:
+            return True
+        fewest: dict[int, int] = {}
+        min_by_topic = {}
+        for t, subs in self.group.subscribers.items():
+            if id(subs) not in fewest:
+                fewest[id(subs)] = min(counts[mid] for mid in subs)
+            min_by_topic[t] = fewest[id(subs)]
+        topics = self.group.columns.topics
+        return all(
+            min_by_topic[t] > counts[mid] - 2
+            for mid, idx in self.positions.items()
+            for t in set(map(topics.__getitem__, idx))
+        )
 
 
 def score(
@@ -312,20 +322,63 @@ def score(
     keeps the count guarantee and reaches ``balanced_lower_bound_max_lag``, or its strategy
     proved it (``proven_optimal``: lag-optimal's exact polish, under its options).
     """
+    return score_layout(group, assignment, lower_bound, balanced_bound)[0]
+
+
+def score_layout(
+    group: GroupSnapshot,
+    assignment: Assignment,
+    lower_bound: int | None = None,
+    balanced_bound: int | None = None,
+) -> tuple[Metrics, list[int]]:
+    """``score``, and the indices of the assignable partitions nobody holds (ascending).
+
+    Strategies often agree (sticky and cooperative-sticky always, range and current whenever
+    the group runs range's plan, ...): a layout already scored on this group, under the same
+    bounds and proofs, is not scored again; its metrics are copied.
+    """
     positions = assignment.positions(group)
-    lags = group.lags
-    member_lag = {mid: sum(map(lags.__getitem__, idx)) if idx else 0 for mid, idx in positions.items()}
-    member_count = {mid: len(idx) for mid, idx in positions.items()}
+    lower = lower_bound_max_lag(group) if lower_bound is None else lower_bound
+    balanced = balanced_lower_bound_max_lag(group) if balanced_bound is None else balanced_bound
+    proofs = (getattr(assignment, "proven_optimal", False), getattr(assignment, "proven_catch_up", False))
+    scored = group.memo.setdefault(("scored",), [])
+    for earlier, bounds, earlier_proofs, metrics, missing in scored:
+        if bounds == (lower, balanced) and earlier_proofs == proofs and earlier == positions:
+            return _copy(metrics), list(missing)
+    metrics, missing = _score(group, assignment, positions, lower, balanced)
+    if len(scored) < _SCORED_KEPT:
+        scored.append((positions, (lower, balanced), proofs, metrics, missing))
+    return _copy(metrics), list(missing)
+
+
+def _copy(metrics: Metrics) -> Metrics:
+    """The metrics with their own dicts and lists."""
+    out = metrics.copy()
+    out["lag"], out["count"] = metrics["lag"].copy(), metrics["count"].copy()
+    if "catch_up_s" in metrics:
+        out["catch_up_s"] = metrics["catch_up_s"].copy()
+        out["never_catch_up"] = metrics["never_catch_up"].copy()
+    return out
+
+
+def _score(
+    group: GroupSnapshot,
+    assignment: Assignment,
+    positions: Mapping[str, list[int]],
+    lower: int,
+    balanced: int,
+) -> tuple[Metrics, list[int]]:
+    layout = _Layout(group, positions)
+    member_lag = layout.lag()
+    member_count = layout.count
     all_lags = list(member_lag.values())
     counts = list(member_count.values())
     max_lag = max(all_lags)
     mean_lag = sum(all_lags) / len(all_lags)
-    lower = lower_bound_max_lag(group) if lower_bound is None else lower_bound
-    balanced = balanced_lower_bound_max_lag(group) if balanced_bound is None else balanced_bound
-    optimal = _consumes_all(group, positions) and (
+    optimal = layout.consumes_all() and (
         getattr(assignment, "proven_optimal", False)
         or max_lag <= lower
-        or (max_lag <= balanced and _meets_count_guarantee(group, positions, member_count))
+        or (max_lag <= balanced and layout.meets_count_guarantee())
     )
     metrics: Metrics = {
         "lag": member_lag,
@@ -335,7 +388,7 @@ def score(
         "imbalance": round(max_lag / mean_lag, 4) if mean_lag > 0 else 1.0,
         "lag_spread": max_lag - min(all_lags),
         "count_spread": max(counts) - min(counts),
-        "moves": _moves(group, positions),
+        "moves": layout.moves(),
         "lower_bound_max_lag": lower,
         "balanced_lower_bound_max_lag": balanced,
         "optimal": optimal,
@@ -344,10 +397,18 @@ def score(
         parts, lag_across = cross_rack(group, assignment)
         metrics["cross_rack_partitions"] = parts
         metrics["cross_rack_lag"] = lag_across
-    if timed(group):
+    if _timed(group):
         proven_in_time = getattr(assignment, "proven_catch_up", False)
         metrics.update(catch_up_metrics(group, assignment.members, proven=proven_in_time))  # type: ignore[typeddict-item]
-    return metrics
+    return metrics, layout.missing
+
+
+def _timed(group: GroupSnapshot) -> bool:
+    """``catchup.timed``, once per group."""
+    key = ("timed",)
+    if key not in group.memo:
+        group.memo[key] = timed(group)
+    return group.memo[key]
 
 
 def cross_rack(group: GroupSnapshot, assignment: Assignment) -> tuple[int, int]:

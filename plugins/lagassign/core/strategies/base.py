@@ -91,21 +91,19 @@ def memo(
 
 def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
-    position = group.columns.position
     return {
-        m.id: [tp for tp in m.owned if tp.topic in m.topics and position(tp.topic, tp.partition) is not None]
-        for m in group.members
+        m.id: [tp for tp, i in zip(m.owned, idx, strict=True) if i is not None and tp.topic in m.topics]
+        for m, idx in zip(group.members, group.owned_index, strict=True)
     }
 
 
 def kept_owned_index(group: GroupSnapshot) -> list[list[int]]:
     """``kept_owned`` as partition indices per member index, ascending."""
-    position = group.columns.position
-    kept: list[list[int]] = []
-    for m in group.members:
-        idx = [position(tp.topic, tp.partition) for tp in m.owned if tp.topic in m.topics]
-        kept.append([i for i in idx if i is not None])
-    return kept
+    topics = group.columns.topics
+    return [
+        [i for i in idx if i is not None and topics[i] in m.topics]
+        for m, idx in zip(group.members, group.owned_index, strict=True)
+    ]
 
 
 def cyclic(items: Sequence[int], start: int, count: int) -> list[int]:

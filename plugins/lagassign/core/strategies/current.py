@@ -25,8 +25,7 @@ class CurrentStrategy(Strategy):
     summary = "the owned partitions as they are (baseline)"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        position = group.columns.position
-        layout = [[position(tp.topic, tp.partition) for tp in m.owned] for m in group.members]
+        layout = group.owned_index
         if any(None in idx for idx in layout):  # owns a partition the group does not list
             return build(self.name, group, {m.id: m.owned for m in group.members})
-        return build_indexed(self.name, group, layout)  # type: ignore[arg-type]
+        return build_indexed(self.name, group, [list(idx) for idx in layout])  # type: ignore[arg-type]
