@@ -27,7 +27,6 @@ process a memory cap. Our time excludes reading the case (reported once per scen
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import json
 import random
@@ -127,6 +126,7 @@ def measure(scenario: str, impl: str, strategy: str) -> dict[str, Any]:
     if impl == "lagassign":
         from lagassign.core.case import parse_case
         from lagassign.core.errors import StrategyRefusedError
+        from lagassign.core.model import GroupSnapshot
         from lagassign.core.strategies import get_strategy
 
         case = as_case(sizes, members, lags, owned)
@@ -138,7 +138,8 @@ def measure(scenario: str, impl: str, strategy: str) -> dict[str, Any]:
         base = _rss_mb()
 
         def run():  # a fresh snapshot each time (own memo): its derived views are part of the work
-            return strategy_obj.assign(dataclasses.replace(group, memo={})).members
+            fresh = GroupSnapshot(group.group, group.members, columns=group.columns)
+            return strategy_obj.assign(fresh).members
 
         try:
             report["seconds"], result = _timed(run)

@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from itertools import chain, compress, islice, repeat
+from operator import add, attrgetter, gt, itemgetter, lt, ne
 from typing import Any
+
+import numpy as np
 
 from .errors import CaseError
 from .lag import LATEST, RESET_POLICIES, partition_lag
-from .model import GroupSnapshot, Member, PartitionState, TopicPartition
+from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition
 
 
 def load_case_text(text: str, source: str = "case") -> dict[str, Any]:
@@ -120,35 +124,48 @@ def _checked_partition_state(entry: Mapping[str, Any], tp: TopicPartition, reset
     return PartitionState(tp, computed, begin, end, committed, racks, rate)
 
 
-def _subscription(mid: str, topics: Any, seen: dict[tuple, frozenset[str]]) -> frozenset[str]:
-    """A member's topics as a frozenset, checked and built once per distinct list: members
+class _Subscriptions:
+    """Members' topic lists as frozensets, checked and built once per distinct list: members
     with the same subscription share one object (10,000 members x 1,000 topics at Kafka's
-    benchmark point)."""
-    if not isinstance(topics, list):
-        raise CaseError(f"member {mid}: 'topics' must be a list of topic names")
-    try:
-        key = tuple(topics)
-        known = seen.get(key)
-    except TypeError:  # an unhashable entry: not a topic name
-        key, known = (), None
-    if known is not None:
+    benchmark point). A list equal to the previous member's costs one comparison."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple, frozenset[str]] = {}
+        self.last_list: list | None = None
+        self.last: frozenset[str] = frozenset()
+
+    def of(self, mid: str, topics: Any) -> frozenset[str]:
+        if topics is self.last_list or (type(topics) is list and topics == self.last_list):
+            return self.last  # equal to a checked list of names: checked too
+        if not isinstance(topics, list):
+            raise CaseError(f"member {mid}: 'topics' must be a list of topic names")
+        try:
+            key = tuple(topics)
+            known = self.seen.get(key)
+        except TypeError:  # an unhashable entry: not a topic name
+            key, known = (), None
+        if known is None:
+            if not all(isinstance(t, str) and t for t in topics):
+                raise CaseError(f"member {mid}: 'topics' must be a list of topic names")
+            if not topics:
+                raise CaseError(f"member {mid}: subscribes to no topic")
+            known = self.seen[key] = frozenset(topics)
+        self.last_list, self.last = topics, known
         return known
-    if not all(isinstance(t, str) and t for t in topics):
-        raise CaseError(f"member {mid}: 'topics' must be a list of topic names")
-    if not topics:
-        raise CaseError(f"member {mid}: subscribes to no topic")
-    seen[key] = frozenset(topics)
-    return seen[key]
 
 
-def _member(entry: Any, index: int, seen: dict[tuple, frozenset[str]]) -> Member:
-    if not isinstance(entry, dict):
-        raise CaseError(f"member #{index}: must be an object, got {type(entry).__name__}")
-    mid = entry.get("id")
-    if not isinstance(mid, str) or not mid:
-        raise CaseError(f"member #{index}: has no id (a non-empty string is required)")
-    topics = _subscription(mid, entry.get("topics"), seen)
-    owned_raw = entry.get("owned") or []
+def _owned(mid: str, owned_raw: Any) -> tuple[TopicPartition, ...]:
+    """A member's owned partitions, sorted and without repeats; [topic, partition] pairs of a
+    name and a number (the usual case) are checked in bulk."""
+    if (
+        type(owned_raw) is list
+        and set(map(type, owned_raw)) == {list}
+        and set(map(len, owned_raw)) == {2}
+        and set(map(type, topics := list(map(_FIRST, owned_raw)))) == {str}
+        and "" not in topics
+        and _all_ints(numbers := list(map(_SECOND, owned_raw)))
+    ):
+        return tuple(sorted(set(map(_new_tuple, repeat(TopicPartition), zip(topics, numbers, strict=True)))))
     if not isinstance(owned_raw, list):
         raise CaseError(f"member {mid}: 'owned' must be a list of [topic, partition] pairs")
     owned = []
@@ -156,14 +173,31 @@ def _member(entry: Any, index: int, seen: dict[tuple, frozenset[str]]) -> Member
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise CaseError(f"member {mid}: owned entry {pair!r} is not a [topic, partition] pair")
         owned.append(_topic_partition(pair[0], pair[1], f"member {mid} owned"))
-    rack = entry.get("rack")
+    return tuple(sorted(set(owned)))
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_new_tuple = tuple.__new__  # tuple.__new__(TopicPartition, (topic, number)): a TopicPartition, made in C
+
+
+def _member(entry: Any, index: int, subscriptions: _Subscriptions) -> Member:
+    if not isinstance(entry, dict):
+        raise CaseError(f"member #{index}: must be an object, got {type(entry).__name__}")
+    get = entry.get
+    mid = get("id")
+    if not isinstance(mid, str) or not mid:
+        raise CaseError(f"member #{index}: has no id (a non-empty string is required)")
+    topics = subscriptions.of(mid, get("topics"))
+    owned_raw = get("owned")
+    owned = _owned(mid, owned_raw) if owned_raw else ()
+    rack, instance_id, capacity = get("rack"), get("instance_id"), get("capacity")
     if rack is not None and not isinstance(rack, str):
         raise CaseError(f"member {mid}: 'rack' must be a string or null")
-    instance_id = entry.get("instance_id")
     if instance_id is not None and not isinstance(instance_id, str):
         raise CaseError(f"member {mid}: 'instance_id' must be a string or null")
-    capacity = _per_second(entry, "capacity", f"member {mid}")
-    return Member(mid, topics, tuple(sorted(set(owned))), rack, instance_id, capacity)
+    if capacity is not None:
+        capacity = _per_second(entry, "capacity", f"member {mid}")
+    return Member(mid, topics, owned, rack, instance_id, capacity)
 
 
 def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -205,34 +239,179 @@ def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
     if not isinstance(partitions_raw, list):
         raise CaseError("'partitions' must be a list of partitions")
 
+    columns = partition_columns(partitions_raw, reset)
+    if columns is None:  # not one of the common shapes, or something is wrong: entry by entry
+        columns = PartitionColumns.of_states(_partition_states(partitions_raw, reset))
+
+    subscriptions = _Subscriptions()
+    members = [_member(e, i, subscriptions) for i, e in enumerate(members_raw)]
+    members.sort(key=attrgetter("id"))
+    _check_members(members, columns)
+    return GroupSnapshot(group, tuple(members), None, reset, columns=columns)
+
+
+def _partition_states(partitions_raw: list, reset: str) -> dict[TopicPartition, PartitionState]:
+    """Every partition checked on its own, in the case's order: the first one at fault is named."""
     partitions: dict[TopicPartition, PartitionState] = {}
     for i, entry in enumerate(partitions_raw):
         state = _partition_state(entry, i, reset)
         if state.tp in partitions:
             raise CaseError(f"partition {state.tp} is listed twice")
         partitions[state.tp] = state
+    return partitions
 
-    seen: dict[tuple, frozenset[str]] = {}
-    members = sorted((_member(e, i, seen) for i, e in enumerate(members_raw)), key=lambda m: m.id)
-    topics_with_partitions = {tp.topic for tp in partitions}
+
+def _check_members(members: list[Member], columns: PartitionColumns) -> None:
+    """Ids unique, subscriptions to topics with partitions, owned partitions known and owned
+    once: checked in bulk, and member by member only to name the first culprit."""
+    ids = [m.id for m in members]
+    owned = list(chain.from_iterable(m.owned for m in members))
+    distinct = set(owned)
+    if (
+        all(map(lt, ids, islice(ids, 1, None)))
+        and all(topics.issubset(columns.spans) for topics in {m.topics for m in members})
+        and len(distinct) == len(owned)
+        and (not owned or distinct.issubset(zip(columns.topics, columns.numbers, strict=True)))
+    ):
+        return
+    _name_first_culprit(members, columns)
+
+
+def _name_first_culprit(members: list[Member], columns: PartitionColumns) -> None:
+    """Every member rule, member by member (sorted by id): raise for the first that fails."""
     checked: set[frozenset[str]] = set()
     owners: dict[TopicPartition, str] = {}
+    spans = columns.spans
     previous = None
     for m in members:
         if m.id == previous:
             raise CaseError(f"member {m.id} is listed twice")
         previous = m.id
         if m.topics not in checked:
-            missing = sorted(m.topics - topics_with_partitions)
-            if missing:
+            if not m.topics.issubset(spans):
+                missing = min(t for t in m.topics if t not in spans)
                 raise CaseError(
-                    f"member {m.id} subscribes to topic {missing[0]}, which has no partitions in the case"
+                    f"member {m.id} subscribes to topic {missing}, which has no partitions in the case"
                 )
             checked.add(m.topics)
         for tp in m.owned:
-            if tp not in partitions:
+            if columns.position(tp.topic, tp.partition) is None:
                 raise CaseError(f"member {m.id} owns {tp}, which is not among the partitions")
             if tp in owners:
                 raise CaseError(f"partition {tp} is owned by both {owners[tp]} and {m.id}")
             owners[tp] = m.id
-    return GroupSnapshot(group, tuple(members), partitions, reset)
+
+
+#: from this many partitions an unsorted list is sorted with numpy (its call overhead pays off)
+_NUMPY_SORT_FROM = 512
+_INT64_MAX = 2**63 - 1
+_TOPIC, _NUMBER, _LAG = itemgetter("topic"), itemgetter("partition"), itemgetter("lag")
+_BEGIN, _END, _COMMITTED = itemgetter("begin"), itemgetter("end"), itemgetter("committed")
+
+
+def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | None:
+    """The partitions as columns, checked in bulk, when every entry has one of the two common
+    shapes: ``{topic, partition, lag}`` (a case file) or ``{topic, partition, begin, end,
+    committed}`` (a snapshot's). None when an entry has another shape or anything is wrong:
+    the caller then checks entry by entry, which names the first one at fault."""
+    if not partitions_raw:
+        return PartitionColumns([], [], [])
+    if set(map(type, partitions_raw)) != {dict}:
+        return None
+    shapes = set(map(len, partitions_raw))
+    begin = end = committed = None
+    try:
+        topics = list(map(_TOPIC, partitions_raw))
+        numbers = list(map(_NUMBER, partitions_raw))
+        if shapes == {3}:
+            lags = list(map(_LAG, partitions_raw))
+        elif shapes == {5}:
+            begin = list(map(_BEGIN, partitions_raw))
+            end = list(map(_END, partitions_raw))
+            committed = list(map(_COMMITTED, partitions_raw))
+            if not _offsets_valid(begin, end, committed):
+                return None
+            lags = list(map(_lag_from_offsets, begin, end, committed, repeat(reset)))
+        else:
+            return None
+        names = set(topics)
+    except (KeyError, TypeError):  # another shape, or an unhashable topic
+        return None
+    if set(map(type, names)) != {str} or "" in names:
+        return None
+    if not (_all_ints(numbers) and _all_ints(lags)):
+        return None
+    offsets: list[list] = (
+        [begin, end, committed] if begin is not None and end is not None and committed is not None else []
+    )
+    ordered = _sorted_columns([topics, numbers, lags, *offsets], names)
+    if ordered is None:  # a partition listed twice
+        return None
+    if offsets:
+        topics, numbers, lags, begin, end, committed = ordered
+    else:
+        topics, numbers, lags = ordered
+    return PartitionColumns(topics, numbers, lags, begin, end, committed)
+
+
+def _all_ints(values: list) -> bool:
+    """Every value a non-negative int (not a bool)."""
+    return set(map(type, values)) == {int} and min(values) >= 0
+
+
+def _offsets_valid(begin: list, end: list, committed: list) -> bool:
+    """Offsets of the snapshot shape: non-negative ints, begin and committed optional, begin <= end."""
+    if not _all_ints(end):
+        return False
+    for column in (begin, committed):
+        given = [v for v in column if v is not None] if None in column else column
+        if given and not _all_ints(given):
+            return False
+    if None in begin:
+        return not any(b is not None and b > e for b, e in zip(begin, end, strict=True))
+    return not any(map(gt, begin, end))
+
+
+def _sorted_columns(columns: list[list], names: set[str]) -> list[list] | None:
+    """The columns (topics, numbers, then any others) in the order of topic and number; None
+    when a partition is listed twice. Listed topic by topic, each topic's partitions in
+    order (the usual case), costs a few passes, and nothing more when the topics are in order
+    too; anything else, a sort."""
+    topics, numbers = columns[0], columns[1]
+    n = len(topics)
+    starts = [0, *compress(range(1, n), map(ne, topics, islice(topics, 1, None)))]
+    stops = [*starts[1:], n]
+    runs_in_order = map(_increasing, map(numbers.__getitem__, map(slice, starts, stops)))
+    if len(starts) == len(names) and all(runs_in_order):
+        # each topic in one run, its partitions in order: put the runs in order
+        firsts = list(map(topics.__getitem__, starts))
+        if _increasing(firsts):
+            return columns
+        runs = sorted(zip(firsts, starts, stops, strict=True))
+        return [list(chain.from_iterable(col[a:b] for _, a, b in runs)) for col in columns]
+    keys = _sort_keys(topics, numbers, names)
+    if len(keys) >= _NUMPY_SORT_FROM and max(keys) <= _INT64_MAX:
+        array = np.array(keys, dtype=np.int64)
+        by_key = np.argsort(array, kind="stable")
+        ordered = array[by_key]
+        if not bool((ordered[1:] > ordered[:-1]).all()):
+            return None
+        order = by_key.tolist()
+    else:
+        order = sorted(range(n), key=keys.__getitem__)
+        if not _increasing(list(map(keys.__getitem__, order))):
+            return None
+    return [list(map(col.__getitem__, order)) for col in columns]
+
+
+def _sort_keys(topics: list[str], numbers: list[int], names: set[str]) -> list[int]:
+    """One integer per partition, in the order of (topic, number)."""
+    if len(names) == 1:
+        return numbers
+    top = max(numbers) + 1
+    number = {t: i * top for i, t in enumerate(sorted(names))}
+    return list(map(add, map(number.__getitem__, topics), numbers))
+
+
+def _increasing(keys: list[int]) -> bool:
+    return all(map(lt, keys, islice(keys, 1, None)))

@@ -3,18 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
-from .model import GroupSnapshot, TopicPartition
+from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import GroupEvaluation, StrategyResult, best_of
-from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score, unassigned
+from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
     return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
+
+
+def _index_pairs(group: GroupSnapshot, idx: list[int]) -> list[list[Any]]:
+    """The [topic, partition] pairs of partition indices (from the TopicPartitions when some
+    strategy made them already, else from the columns)."""
+    if group.has_tps:
+        return list(map(list, map(group.tps.__getitem__, idx)))
+    topics, numbers = group.columns.topics, group.columns.numbers
+    return list(map(list, zip(map(topics.__getitem__, idx), map(numbers.__getitem__, idx), strict=True)))
+
+
+def _layout_pairs(group: GroupSnapshot, assignment: Assignment) -> dict[str, list[list[Any]]]:
+    """Each member's [topic, partition] pairs, made in one pass over all of them."""
+    if assignment.is_indexed(group):
+        layout: Mapping[str, list[Any]] = assignment.positions(group)
+        pairs = _index_pairs(group, list(chain.from_iterable(layout.values())))
+    else:
+        layout = assignment.members
+        pairs = _pairs(chain.from_iterable(layout.values()))
+    out = {}
+    at = 0
+    for mid, held in layout.items():
+        out[mid] = pairs[at : at + len(held)]
+        at += len(held)
+    return out
 
 
 def run_strategy(
@@ -26,13 +52,13 @@ def run_strategy(
 ) -> StrategyResult:
     """Run one strategy on a parsed group: its assignment, scored."""
     assignment = get_strategy(strategy, **options).assign(group)
-    missing = unassigned(group, assignment)
+    metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound)
     return StrategyResult(
         strategy,
-        {mid: _pairs(tps) for mid, tps in assignment.members.items()},
-        score(group, assignment, lower_bound, balanced_bound),
+        _layout_pairs(group, assignment),
+        metrics,
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
-        _pairs(missing) or None,
+        _index_pairs(group, missing) if missing else None,
     )
 
 

@@ -1,14 +1,50 @@
 """Plain data of a consumer group: partitions, members, the snapshot and an assignment.
 
 Kept free of Kafka, Spark and Airflow so strategies and scoring stay pure and fast.
+
+A group's partitions are held as columns (``PartitionColumns``), in one order: by topic, then
+partition number. A partition's position in that order is its *index*; strategies and scoring
+that work on indices build no object per partition, which at Kafka's benchmark point (100,000
+partitions) is most of the cost. The per-partition objects (``TopicPartition``,
+``PartitionState``) and the dicts keyed by them are views made on first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import NamedTuple
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from operator import add, eq, itemgetter
+from typing import Any, Generic, NamedTuple, TypeVar, overload
+
+import numpy as np
+
+_INT64_MAX = 2**63 - 1
+_T = TypeVar("_T")
+
+
+class _cached(Generic[_T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first
+    access; a group's views are made by one thread): computed on first access, then read
+    from the instance's ``__dict__``."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, cls: type | None = None) -> _cached[_T]: ...
+    @overload
+    def __get__(self, obj: object, cls: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, cls: type | None = None) -> _cached[_T] | _T:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
 
 
 class TopicPartition(NamedTuple):
@@ -35,9 +71,10 @@ class PartitionState(NamedTuple):
     rate: float | None = None  # messages produced per second (inflow), when known
 
 
-@dataclass(frozen=True)
-class Member:
-    """A group member: its id, the topics it subscribes to and the partitions it owns now."""
+class Member(NamedTuple):
+    """A group member: its id, the topics it subscribes to and the partitions it owns now (a
+    named tuple: made four times faster than a frozen dataclass, 10,000 at Kafka's benchmark
+    point)."""
 
     id: str
     topics: frozenset[str]
@@ -47,55 +84,258 @@ class Member:
     capacity: float | None = None  # messages per second it can process, when known
 
 
-@dataclass(frozen=True)
+_NO_RACKS: frozenset[str] = frozenset()
+#: ``tuple.__new__(TopicPartition, (topic, number))`` makes a TopicPartition in C, without the
+#: named tuple's Python-level ``__new__``: four times faster in bulk
+_new_tuple = tuple.__new__
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+
+
+class PartitionColumns:
+    """Every known partition of a group as columns, sorted by topic, then partition number.
+
+    ``topics``, ``numbers`` and ``lags`` have one entry per partition; the optional columns
+    (``begin``, ``end``, ``committed``, ``racks``, ``rates``) are None when no partition gives
+    them. ``topic_names`` are the distinct topics, sorted, and ``spans`` each topic's range of
+    indices. The lists are shared: read them, never change them.
+    """
+
+    __slots__ = (
+        "begin",
+        "committed",
+        "end",
+        "lags",
+        "numbers",
+        "racks",
+        "rates",
+        "spans",
+        "topic_names",
+        "topics",
+    )
+
+    def __init__(
+        self,
+        topics: list[str],
+        numbers: list[int],
+        lags: list[int],
+        begin: list[int | None] | None = None,
+        end: list[int | None] | None = None,
+        committed: list[int | None] | None = None,
+        racks: list[frozenset[str]] | None = None,
+        rates: list[float | None] | None = None,
+    ) -> None:
+        self.topics = topics
+        self.numbers = numbers
+        self.lags = lags
+        self.begin = begin
+        self.end = end
+        self.committed = committed
+        self.racks = racks
+        self.rates = rates
+        self.topic_names: list[str] = sorted(set(topics))
+        starts = [bisect_left(topics, t) for t in self.topic_names]
+        starts.append(len(topics))
+        self.spans: dict[str, range] = {
+            t: range(starts[i], starts[i + 1]) for i, t in enumerate(self.topic_names)
+        }
+
+    @classmethod
+    def of_states(cls, partitions: Mapping[TopicPartition, PartitionState]) -> PartitionColumns:
+        """The columns of a mapping of partition states (any order)."""
+        states = [partitions[tp] for tp in sorted(partitions)]
+        begin, end, committed = ([getattr(s, k) for s in states] for k in ("begin", "end", "committed"))
+        racks = [s.racks for s in states]
+        rates = [s.rate for s in states]
+        return cls(
+            [s.tp.topic for s in states],
+            [s.tp.partition for s in states],
+            [s.lag for s in states],
+            begin if any(v is not None for v in begin) else None,
+            end if any(v is not None for v in end) else None,
+            committed if any(v is not None for v in committed) else None,
+            racks if any(racks) else None,
+            rates if any(r is not None for r in rates) else None,
+        )
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+    def position(self, topic: str, number: int) -> int | None:
+        """The index of partition ``number`` of ``topic``, or None when it is not known."""
+        span = self.spans.get(topic)
+        if span is None:
+            return None
+        at = span.start + number
+        if at < span.stop and self.numbers[at] == number:  # partitions 0..n-1, the usual case
+            return at
+        at = bisect_left(self.numbers, number, span.start, span.stop)
+        return at if at < span.stop and self.numbers[at] == number else None
+
+    def topic_partitions(self) -> list[TopicPartition]:
+        """The TopicPartition of each index."""
+        return list(map(_new_tuple, repeat(TopicPartition), zip(self.topics, self.numbers, strict=True)))
+
+    def positions(self, pairs: Sequence[tuple[str, int]]) -> list[int | None]:
+        """The index of each (topic, number), None for a partition not known. In bulk: where
+        each topic's partitions are 0..n-1 a partition's index is its topic's first index plus
+        its number, which is then checked; anything else is searched for."""
+        if not pairs:
+            return []
+        starts = {t: span.start for t, span in self.spans.items()}
+        try:
+            at = list(map(add, map(starts.__getitem__, map(_FIRST, pairs)), map(_SECOND, pairs)))
+            if all(map(eq, map(self.numbers.__getitem__, at), map(_SECOND, pairs))) and all(
+                map(eq, map(self.topics.__getitem__, at), map(_FIRST, pairs))
+            ):
+                return at
+        except (KeyError, IndexError):
+            pass
+        return [self.position(t, n) for t, n in pairs]
+
+    def states(self, tps: list[TopicPartition] | None = None) -> dict[TopicPartition, PartitionState]:
+        """Every partition's state, keyed by TopicPartition (``tps`` if made already), in index order."""
+        if tps is None:
+            tps = self.topic_partitions()
+        n = len(tps)
+        none: list[Any] = [None] * n
+        fields = zip(
+            tps,
+            self.lags,
+            self.begin or none,
+            self.end or none,
+            self.committed or none,
+            self.racks or [_NO_RACKS] * n,
+            self.rates or none,
+            strict=True,
+        )
+        return dict(zip(tps, map(_new_tuple, repeat(PartitionState), fields), strict=True))
+
+
 class GroupSnapshot:
     """One group as strategies see it: members sorted by id, partitions keyed by TopicPartition.
 
     Only partitions of topics that at least one member subscribes to are assignable; the
-    derived views below are computed once and shared by every strategy that runs on the group.
+    derived views below are computed once, on first use, and shared by every strategy that
+    runs on the group. Made from a mapping of partition states (``partitions``) or from
+    columns (``columns``, as ``case.parse_case`` does); either gives the other on first use.
+
+    Index views (a partition's index is its position in ``columns``, by topic then number;
+    a member's index is its position in ``members``), for code that works on indices:
+    ``columns``, ``lags``, ``tps``, ``index_of``, ``topic_span``, ``assignable_index``,
+    ``member_index``, ``owner_index``, ``subscription_index`` and ``class_members``; as numpy
+    arrays ``lag_array``, ``topic_array`` and ``owner_array``.
     """
 
-    group: str
-    members: tuple[Member, ...]
-    partitions: Mapping[TopicPartition, PartitionState]
-    auto_offset_reset: str = "latest"
-    #: results of pure functions of this group shared between strategies (see strategies.base.memo)
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    def __init__(
+        self,
+        group: str,
+        members: tuple[Member, ...],
+        partitions: Mapping[TopicPartition, PartitionState] | None = None,
+        auto_offset_reset: str = "latest",
+        memo: dict | None = None,
+        *,
+        columns: PartitionColumns | None = None,
+    ) -> None:
+        if partitions is None and columns is None:
+            raise ValueError("a GroupSnapshot needs its partitions or their columns")
+        self.group = group
+        self.members = members
+        self.auto_offset_reset = auto_offset_reset
+        #: results of pure functions of this group shared between strategies (see strategies.base.memo)
+        self.memo: dict = {} if memo is None else memo
+        if partitions is not None:
+            self.__dict__["partitions"] = partitions
+        if columns is not None:
+            self.__dict__["columns"] = columns
 
-    @cached_property
-    def member_ids(self) -> list[str]:
-        return [m.id for m in self.members]
+    def __repr__(self) -> str:
+        return f"GroupSnapshot({self.group!r}, {len(self.members)} members, {len(self.columns)} partitions)"
 
-    @cached_property
-    def kafka_order(self) -> tuple[Member, ...]:
-        """Members in the order Kafka's assignors sort them (``MemberInfo.compareTo``): static
-        members (KIP-345) first, by ``group.instance.id``, then dynamic ones by member id."""
-        return tuple(sorted(self.members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.id)))
+    # ---- partitions ------------------------------------------------------------------------
 
-    @cached_property
-    def kafka_subscribers(self) -> dict[str, list[str]]:
-        """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``); topics
-        with the same subscribers share one list (read-only)."""
-        return self._by_topic(self.kafka_order)
+    @_cached
+    def partitions(self) -> Mapping[TopicPartition, PartitionState]:
+        """Every known partition's state, by TopicPartition (made from the columns on first use)."""
+        return self.columns.states(self.tps)
 
-    @cached_property
+    @_cached
+    def columns(self) -> PartitionColumns:
+        """The partitions as columns, by topic then number (made from ``partitions`` if needed)."""
+        return PartitionColumns.of_states(self.partitions)
+
+    @_cached
+    def lags(self) -> list[int]:
+        """Lag per partition index."""
+        return self.columns.lags
+
+    @_cached
+    def tps(self) -> list[TopicPartition]:
+        """The TopicPartition of each index."""
+        if "partitions" in self.__dict__ and "columns" not in self.__dict__:
+            return sorted(self.partitions)
+        return self.columns.topic_partitions()
+
+    @property
+    def has_tps(self) -> bool:
+        """Whether ``tps`` is made already."""
+        return "tps" in self.__dict__
+
+    @_cached
+    def index_of(self) -> dict[TopicPartition, int]:
+        """TopicPartition -> its index."""
+        return {tp: i for i, tp in enumerate(self.tps)}
+
+    @_cached
+    def lag(self) -> dict[TopicPartition, int]:
+        """Lag of every known partition."""
+        return dict(zip(self.tps, self.lags, strict=True))
+
+    @_cached
+    def topic_span(self) -> dict[str, range]:
+        """Topic -> the range of its partitions' indices (topics with known partitions)."""
+        return self.columns.spans
+
+    @_cached
     def rack_aware(self) -> bool:
         """Whether racks are known on both sides: some member has a rack that some replica has."""
         member_racks = {m.rack for m in self.members if m.rack}
-        return any(member_racks & st.racks for st in self.partitions.values())
+        racks = self.columns.racks
+        return bool(member_racks) and racks is not None and any(member_racks & r for r in racks)
 
-    @cached_property
-    def lag(self) -> dict[TopicPartition, int]:
-        """Lag of every known partition."""
-        return {tp: st.lag for tp, st in self.partitions.items()}
+    # ---- members and subscriptions ------------------------------------------------------------
 
-    @cached_property
+    @_cached
+    def member_ids(self) -> list[str]:
+        return [m.id for m in self.members]
+
+    @_cached
+    def member_index(self) -> dict[str, int]:
+        """Member id -> its index in ``members``."""
+        return {mid: i for i, mid in enumerate(self.member_ids)}
+
+    @_cached
+    def kafka_order(self) -> tuple[Member, ...]:
+        """Members in the order Kafka's assignors sort them (``MemberInfo.compareTo``): static
+        members (KIP-345) first, by ``group.instance.id``, then dynamic ones by member id."""
+        if all(m.instance_id is None for m in self.members):
+            return self.members  # sorted by id already
+        return tuple(sorted(self.members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.id)))
+
+    @_cached
+    def kafka_subscribers(self) -> dict[str, list[str]]:
+        """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``); topics
+        with the same subscribers share one list (read-only)."""
+        if self.kafka_order is self.members:
+            return self.subscribers
+        return self._by_topic(self.kafka_order)
+
+    @_cached
     def subscribers(self) -> dict[str, list[str]]:
         """Topic -> ids of the members subscribed to it, sorted; topics with the same
         subscribers share one list (read-only)."""
         return self._by_topic(self.members)
 
-    @cached_property
+    @_cached
     def subscriptions(self) -> dict[frozenset[str], list[str]]:
         """Each distinct subscription -> ids of the members that have it, sorted.
 
@@ -107,69 +347,218 @@ class GroupSnapshot:
             classes.setdefault(m.topics, []).append(m.id)
         return classes
 
-    def _by_topic(self, ordered: tuple[Member, ...]) -> dict[str, list[str]]:
+    @_cached
+    def subscription_index(self) -> list[int]:
+        """Per member index, the index of its subscription in ``subscriptions`` (its class)."""
+        number = {topics: i for i, topics in enumerate(self.subscriptions)}
+        return [number[m.topics] for m in self.members]
+
+    @_cached
+    def class_members(self) -> list[list[int]]:
+        """Per subscription (in ``subscriptions`` order), the indices of its members, ascending."""
+        index = self.member_index
+        return [[index[mid] for mid in ids] for ids in self.subscriptions.values()]
+
+    def _by_topic(self, ordered: Sequence[Member]) -> dict[str, list[str]]:
         """Topic -> subscriber ids in the order of ``ordered``, built per subscription."""
-        position = {m.id: i for i, m in enumerate(ordered)}
         topic_classes: dict[str, list[frozenset[str]]] = {}
         for topics in self.subscriptions:
             for t in topics:
                 topic_classes.setdefault(t, []).append(topics)
         merged: dict[tuple[frozenset[str], ...], list[str]] = {}
         subs: dict[str, list[str]] = {}
+        position: dict[str, int] | None = None
         for t in sorted(topic_classes):
             classes = tuple(topic_classes[t])
             ids = merged.get(classes)
             if ids is None:
-                ids = [mid for c in classes for mid in self.subscriptions[c]]
-                ids.sort(key=position.__getitem__)
+                if len(classes) == 1 and ordered is self.members:
+                    ids = self.subscriptions[classes[0]]  # sorted by id already
+                else:
+                    if position is None:
+                        position = {m.id: i for i, m in enumerate(ordered)}
+                    ids = [mid for c in classes for mid in self.subscriptions[c]]
+                    ids.sort(key=position.__getitem__)
                 merged[classes] = ids
             subs[t] = ids
         return subs
 
-    @cached_property
-    def topic_partitions(self) -> dict[str, list[TopicPartition]]:
-        """Subscribed topic -> its partitions, sorted by partition number."""
-        by_topic: dict[str, list[TopicPartition]] = {t: [] for t in self.subscribers}
-        for tp in self.partitions:
-            lst = by_topic.get(tp.topic)
-            if lst is not None:
-                lst.append(tp)
-        for lst in by_topic.values():
-            lst.sort()
-        return by_topic
-
-    @cached_property
-    def assignable(self) -> list[TopicPartition]:
-        """Every partition of a subscribed topic, sorted by topic then partition."""
-        return [tp for t in self.topic_partitions for tp in self.topic_partitions[t]]
-
-    @cached_property
-    def assignable_set(self) -> frozenset[TopicPartition]:
-        return frozenset(self.assignable)
-
-    @cached_property
+    @_cached
     def topics_of(self) -> dict[str, frozenset[str]]:
         """Member id -> the topics it subscribes to."""
         return {m.id: m.topics for m in self.members}
 
-    @cached_property
+    @_cached
+    def identical_subscriptions(self) -> bool:
+        return len(self.subscriptions) <= 1
+
+    # ---- assignable partitions ------------------------------------------------------------
+
+    @_cached
+    def topic_partitions(self) -> dict[str, list[TopicPartition]]:
+        """Subscribed topic -> its partitions, sorted by partition number."""
+        tps, spans = self.tps, self.topic_span
+        empty = range(0)
+        out = {}
+        for t in self.subscribers:
+            span = spans.get(t, empty)
+            out[t] = tps[span.start : span.stop]
+        return out
+
+    @_cached
+    def assignable_index(self) -> list[int]:
+        """Indices of every partition of a subscribed topic, ascending (``assignable``'s order)."""
+        spans = self.topic_span
+        if all(t in self.subscribers for t in spans):
+            return list(range(len(self.columns)))
+        return [i for t, span in spans.items() if t in self.subscribers for i in span]
+
+    @_cached
+    def assignable(self) -> list[TopicPartition]:
+        """Every partition of a subscribed topic, sorted by topic then partition."""
+        index = self.assignable_index
+        if len(index) == len(self.columns):
+            return list(self.tps)
+        return list(map(self.tps.__getitem__, index))
+
+    @_cached
+    def assignable_set(self) -> frozenset[TopicPartition]:
+        return frozenset(self.assignable)
+
+    # ---- current owners --------------------------------------------------------------------
+
+    @_cached
     def owner(self) -> dict[TopicPartition, str]:
         """Current owner of each owned partition."""
         return {tp: m.id for m in self.members for tp in m.owned}
 
-    @cached_property
-    def identical_subscriptions(self) -> bool:
-        return len(self.subscriptions) <= 1
+    @_cached
+    def owned_index(self) -> list[list[int | None]]:
+        """Per member index, the indices of the partitions it owns now, ascending (None for
+        a partition the group does not list)."""
+        positions = self.columns.positions
+        return [positions(m.owned) for m in self.members]
+
+    @_cached
+    def owner_index(self) -> list[int]:
+        """Per partition index, the index of the member that owns it now, or -1."""
+        owners = [-1] * len(self.columns)
+        for k, idx in enumerate(self.owned_index):
+            for at in idx:
+                if at is not None:
+                    owners[at] = k
+        return owners
+
+    @_cached
+    def owned_by(self) -> dict[str, frozenset[int]]:
+        """Member id -> the indices of the partitions it owns now (those the group lists)."""
+        return {
+            mid: frozenset(i for i in idx if i is not None)
+            for mid, idx in zip(self.member_ids, self.owned_index, strict=True)
+            if idx
+        }
+
+    @_cached
+    def owned_count(self) -> int:
+        """How many partitions are owned now."""
+        return sum(len(m.owned) for m in self.members)
+
+    # ---- numpy views -----------------------------------------------------------------------
+
+    @_cached
+    def lag_array(self) -> np.ndarray:
+        """Lags per partition index as int64 (object dtype if one does not fit in int64)."""
+        lags = self.lags
+        if lags and max(lags) > _INT64_MAX:
+            return np.array(lags, dtype=object)
+        return np.array(lags, dtype=np.int64)
+
+    @_cached
+    def topic_array(self) -> np.ndarray:
+        """Per partition index, the index of its topic in ``columns.topic_names`` (int32)."""
+        out = np.empty(len(self.columns), dtype=np.int32)
+        for i, span in enumerate(self.topic_span.values()):
+            out[span.start : span.stop] = i
+        return out
+
+    @_cached
+    def owner_array(self) -> np.ndarray:
+        """``owner_index`` as an int32 array."""
+        return np.array(self.owner_index, dtype=np.int32)
 
 
-@dataclass
 class Assignment:
-    """What a strategy returns: partitions per member, plus what the strategy wants reported."""
+    """What a strategy returns: partitions per member, plus what the strategy wants reported.
 
-    strategy: str
-    members: dict[str, list[TopicPartition]]
-    withheld: list[TopicPartition] | None = None
-    notes: list[str] = field(default_factory=list)
+    Made from TopicPartitions per member (``members``), or with ``Assignment.indexed`` from
+    partition indices per member (strategies that work on indices): then ``members`` is made
+    on first use, and scoring and the output read the indices.
+    """
+
+    def __init__(
+        self,
+        strategy: str,
+        members: dict[str, list[TopicPartition]] | None = None,
+        withheld: list[TopicPartition] | None = None,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.strategy = strategy
+        self._members = members
+        self.withheld = withheld
+        self.notes: list[str] = [] if notes is None else notes
+        self._indexed: dict[str, list[int]] | None = None
+        self._group: GroupSnapshot | None = None
+
+    @classmethod
+    def indexed(
+        cls,
+        strategy: str,
+        group: GroupSnapshot,
+        positions: dict[str, list[int]],
+        withheld: list[TopicPartition] | None = None,
+        notes: list[str] | None = None,
+    ) -> Assignment:
+        """An assignment given as sorted partition indices of ``group`` per member id."""
+        out = cls(strategy, None, withheld, notes)
+        out._indexed = positions
+        out._group = group
+        return out
+
+    @property
+    def members(self) -> dict[str, list[TopicPartition]]:
+        if self._members is None:
+            assert self._indexed is not None and self._group is not None
+            tps = self._group.tps
+            self._members = {mid: list(map(tps.__getitem__, idx)) for mid, idx in self._indexed.items()}
+        return self._members
+
+    @members.setter
+    def members(self, value: dict[str, list[TopicPartition]]) -> None:
+        self._members = value
+        self._indexed = None
+        self._group = None
+
+    def positions(self, group: GroupSnapshot) -> dict[str, list[int]]:
+        """Partition indices of ``group`` per member (KeyError for a partition it does not know)."""
+        if self._indexed is not None and self._group is group:
+            return self._indexed
+        index = group.index_of
+        return {mid: list(map(index.__getitem__, tps)) for mid, tps in self.members.items()}
+
+    def is_indexed(self, group: GroupSnapshot) -> bool:
+        """Whether this assignment was given as indices of ``group`` (nothing to convert)."""
+        return self._indexed is not None and self._group is group
 
     def owner_of(self) -> dict[TopicPartition, str]:
         return {tp: mid for mid, tps in self.members.items() for tp in tps}
+
+    def _fields(self) -> tuple:
+        return (type(self), self.strategy, self.members, self.withheld, self.notes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Assignment) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.strategy!r}, {self.members!r}, withheld={self.withheld!r})"

@@ -17,9 +17,10 @@ exact polish).
 
 from __future__ import annotations
 
-from itertools import accumulate
+from collections.abc import Mapping
+from itertools import accumulate, chain, repeat
 
-from .catchup import catch_up_metrics
+from .catchup import catch_up_metrics, timed
 from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
 
@@ -60,27 +61,43 @@ def lower_bound_max_lag(group: GroupSnapshot) -> int:
 
 
 def _lower_bound_max_lag(group: GroupSnapshot) -> int:
-    lag = group.lag
+    lags = group.lags
+    spans = group.topic_span
     by_set: dict[frozenset[str], list[int]] = {}
     as_set: dict[int, frozenset[str]] = {}  # topics with the same subscribers share one list
-    for topic, tps in group.topic_partitions.items():
-        subs = group.subscribers[topic]
+    for topic, subs in group.subscribers.items():
         key = as_set.get(id(subs))
         if key is None:
             key = as_set[id(subs)] = frozenset(subs)
-        by_set.setdefault(key, []).extend(lag[tp] for tp in tps)
-    bound = _pool_bound([lag[tp] for tp in group.assignable], len(group.members))
+        span = spans.get(topic)
+        pool = by_set.setdefault(key, [])
+        if span is not None:
+            pool.extend(lags[span.start : span.stop])
+    assignable = _assignable_lags(group)
+    bound = _pool_bound(assignable, len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
-    for members, lags in by_set.items():
-        pool = [x for other, ls in by_set.items() if other <= members for x in ls] if merge else lags
+    for members, pool_lags in by_set.items():
+        if len(members) == len(group.members) and len(pool_lags) == len(assignable):
+            continue  # the whole group again (one subscription): its bound is in already
+        pool = (
+            list(chain.from_iterable(ls for other, ls in by_set.items() if other <= members))
+            if merge
+            else pool_lags
+        )
         bound = max(bound, _pool_bound(pool, len(members)))
     return bound
+
+
+def _assignable_lags(group: GroupSnapshot) -> list[int]:
+    """Lags of the assignable partitions, in index order (shared: do not change)."""
+    index, lags = group.assignable_index, group.lags
+    return lags if len(index) == len(lags) else list(map(lags.__getitem__, index))
 
 
 def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
     """Fewest and most partitions a member may hold when all share one subscription: floor(P/N)
     and ceil(P/N), widened by ``count_slack`` (lag-optimal's knob)."""
-    floor, extra = divmod(len(group.assignable), len(group.members))
+    floor, extra = divmod(len(group.assignable_index), len(group.members))
     return max(0, floor - count_slack), floor + (extra > 0) + count_slack
 
 
@@ -154,7 +171,7 @@ def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
     root_of = {subscription: find(min(subscription)) for subscription in group.subscriptions}
     for m in group.members:
         members.setdefault(root_of[m.topics], []).append(m.id)
-    for t in group.topic_partitions:
+    for t in group.subscribers:
         topics.setdefault(find(t), []).append(t)
     return [(members[root], topics.get(root, [])) for root in members]
 
@@ -177,15 +194,15 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
 
 def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int:
     bound = lower_bound_max_lag(group)
-    lag = group.lag
     if group.identical_subscriptions:
         low, high = count_range(group, count_slack)
-        return max(bound, _count_bound([lag[tp] for tp in group.assignable], len(group.members), low, high))
+        return max(bound, _count_bound(_assignable_lags(group), len(group.members), low, high))
+    lags_of, spans, empty = group.lags, group.topic_span, range(0)
     topics_of = {m.id: m.topics for m in group.members}
     for member_ids, topics in _components(group):
         if len({topics_of[mid] for mid in member_ids}) != 1:
             continue
-        lags = [lag[tp] for t in topics for tp in group.topic_partitions[t]]
+        lags = [lags_of[i] for t in topics for i in spans.get(t, empty)]
         floor, extra = divmod(len(lags), len(member_ids))
         bound = max(bound, _count_bound(lags, len(member_ids), floor, floor + (extra > 0)))
     return bound
@@ -211,28 +228,85 @@ def _number(value: float) -> int | float:
 
 def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
     """Assignable partitions that no member holds."""
-    held = {tp for tps in assignment.members.values() for tp in tps}
-    return [tp for tp in group.assignable if tp not in held]
+    tps = group.tps
+    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
 
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
-    if not group.owner:
-        return 0
-    after = assignment.owner_of()
-    return sum(1 for tp, mid in group.owner.items() if after.get(tp) != mid)
+    return _Layout(group, assignment.positions(group)).moves()
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    topics = group.topics_of
-    held = [tp for tps in assignment.members.values() for tp in tps]
-    return (
-        len(held) == len(group.assignable)
-        and group.assignable_set.issuperset(held)
-        and len(set(held)) == len(held)
-        and all(tp.topic in topics[mid] for mid, tps in assignment.members.items() for tp in tps)
-    )
+    return _Layout(group, assignment.positions(group)).consumes_all()
+
+
+_NONE: frozenset[int] = frozenset()
+#: layouts kept per group for ``score_layout`` to recognise (every strategy once, and some)
+_SCORED_KEPT = 32
+
+
+class _Layout:
+    """What scoring reads of an assignment given as partition indices per member: counts,
+    the partitions nobody holds, and whether each is held once, by a subscriber."""
+
+    def __init__(self, group: GroupSnapshot, positions: Mapping[str, list[int]]) -> None:
+        self.group = group
+        self.positions = positions
+        self.count = dict(zip(positions, map(len, positions.values()), strict=True))
+        held = sum(self.count.values())
+        assignable = group.assignable_index
+        seen: set[int] = set().union(*positions.values()) if positions else set()
+        everything = len(assignable) == len(group.columns)  # every partition is assignable
+        #: every partition held at most once, and only assignable ones
+        self.once = len(seen) == held and (everything or seen.issubset(assignable))
+        if self.once and held == len(assignable):
+            self.missing: list[int] = []
+        else:
+            self.missing = [i for i in assignable if i not in seen]
+
+    def lag(self) -> dict[str, int]:
+        lags = self.group.lags
+        values = self.positions.values()
+        return dict(zip(self.positions, map(sum, map(map, repeat(lags.__getitem__), values)), strict=True))
+
+    def consumes_all(self) -> bool:
+        if not self.once or self.missing:
+            return False
+        group = self.group
+        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
+            return True  # one subscription, to every topic with partitions
+        topics, topics_of = group.columns.topics, group.topics_of
+        return all(
+            topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in self.positions.items()
+        )
+
+    def moves(self) -> int:
+        group = self.group
+        if not group.owned_count:
+            return 0
+        owned, positions = group.owned_by, self.positions
+        kept = map(frozenset.intersection, map(owned.get, positions, repeat(_NONE)), positions.values())
+        return group.owned_count - sum(map(len, kept))
+
+    def meets_count_guarantee(self) -> bool:
+        """``meets_count_guarantee`` on partition indices."""
+        counts = self.count
+        if max(counts.values()) - min(counts.values()) <= 1:
+            return True
+        fewest: dict[int, int] = {}
+        min_by_topic = {}
+        for t, subs in self.group.subscribers.items():
+            if id(subs) not in fewest:
+                fewest[id(subs)] = min(counts[mid] for mid in subs)
+            min_by_topic[t] = fewest[id(subs)]
+        topics = self.group.columns.topics
+        return all(
+            min_by_topic[t] > counts[mid] - 2
+            for mid, idx in self.positions.items()
+            for t in set(map(topics.__getitem__, idx))
+        )
 
 
 def score(
@@ -248,19 +322,63 @@ def score(
     keeps the count guarantee and reaches ``balanced_lower_bound_max_lag``, or its strategy
     proved it (``proven_optimal``: lag-optimal's exact polish, under its options).
     """
-    lag = group.lag
-    member_lag = {mid: sum(lag[tp] for tp in tps) for mid, tps in assignment.members.items()}
-    member_count = {mid: len(tps) for mid, tps in assignment.members.items()}
-    lags = list(member_lag.values())
-    counts = list(member_count.values())
-    max_lag = max(lags)
-    mean_lag = sum(lags) / len(lags)
+    return score_layout(group, assignment, lower_bound, balanced_bound)[0]
+
+
+def score_layout(
+    group: GroupSnapshot,
+    assignment: Assignment,
+    lower_bound: int | None = None,
+    balanced_bound: int | None = None,
+) -> tuple[Metrics, list[int]]:
+    """``score``, and the indices of the assignable partitions nobody holds (ascending).
+
+    Strategies often agree (sticky and cooperative-sticky always, range and current whenever
+    the group runs range's plan, ...): a layout already scored on this group, under the same
+    bounds and proofs, is not scored again; its metrics are copied.
+    """
+    positions = assignment.positions(group)
     lower = lower_bound_max_lag(group) if lower_bound is None else lower_bound
     balanced = balanced_lower_bound_max_lag(group) if balanced_bound is None else balanced_bound
-    optimal = consumes_all(group, assignment) and (
+    proofs = (getattr(assignment, "proven_optimal", False), getattr(assignment, "proven_catch_up", False))
+    scored = group.memo.setdefault(("scored",), [])
+    for earlier, bounds, earlier_proofs, metrics, missing in scored:
+        if bounds == (lower, balanced) and earlier_proofs == proofs and earlier == positions:
+            return _copy(metrics), list(missing)
+    metrics, missing = _score(group, assignment, positions, lower, balanced)
+    if len(scored) < _SCORED_KEPT:
+        scored.append((positions, (lower, balanced), proofs, metrics, missing))
+    return _copy(metrics), list(missing)
+
+
+def _copy(metrics: Metrics) -> Metrics:
+    """The metrics with their own dicts and lists."""
+    out = metrics.copy()
+    out["lag"], out["count"] = metrics["lag"].copy(), metrics["count"].copy()
+    if "catch_up_s" in metrics:
+        out["catch_up_s"] = metrics["catch_up_s"].copy()
+        out["never_catch_up"] = metrics["never_catch_up"].copy()
+    return out
+
+
+def _score(
+    group: GroupSnapshot,
+    assignment: Assignment,
+    positions: Mapping[str, list[int]],
+    lower: int,
+    balanced: int,
+) -> tuple[Metrics, list[int]]:
+    layout = _Layout(group, positions)
+    member_lag = layout.lag()
+    member_count = layout.count
+    all_lags = list(member_lag.values())
+    counts = list(member_count.values())
+    max_lag = max(all_lags)
+    mean_lag = sum(all_lags) / len(all_lags)
+    optimal = layout.consumes_all() and (
         getattr(assignment, "proven_optimal", False)
         or max_lag <= lower
-        or (max_lag <= balanced and meets_count_guarantee(group, assignment.members))
+        or (max_lag <= balanced and layout.meets_count_guarantee())
     )
     metrics: Metrics = {
         "lag": member_lag,
@@ -268,9 +386,9 @@ def score(
         "max_lag": max_lag,
         "mean_lag": _number(mean_lag),
         "imbalance": round(max_lag / mean_lag, 4) if mean_lag > 0 else 1.0,
-        "lag_spread": max_lag - min(lags),
+        "lag_spread": max_lag - min(all_lags),
         "count_spread": max(counts) - min(counts),
-        "moves": count_moves(group, assignment),
+        "moves": layout.moves(),
         "lower_bound_max_lag": lower,
         "balanced_lower_bound_max_lag": balanced,
         "optimal": optimal,
@@ -279,9 +397,18 @@ def score(
         parts, lag_across = cross_rack(group, assignment)
         metrics["cross_rack_partitions"] = parts
         metrics["cross_rack_lag"] = lag_across
-    proven_in_time = getattr(assignment, "proven_catch_up", False)
-    metrics.update(catch_up_metrics(group, assignment.members, proven=proven_in_time))  # type: ignore[typeddict-item]
-    return metrics
+    if _timed(group):
+        proven_in_time = getattr(assignment, "proven_catch_up", False)
+        metrics.update(catch_up_metrics(group, assignment.members, proven=proven_in_time))  # type: ignore[typeddict-item]
+    return metrics, layout.missing
+
+
+def _timed(group: GroupSnapshot) -> bool:
+    """``catchup.timed``, once per group."""
+    key = ("timed",)
+    if key not in group.memo:
+        group.memo[key] = timed(group)
+    return group.memo[key]
 
 
 def cross_rack(group: GroupSnapshot, assignment: Assignment) -> tuple[int, int]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
@@ -30,15 +29,27 @@ class Strategy(ABC):
         return f"{type(self).__name__}()"
 
 
-@dataclass
 class CertifiedAssignment(Assignment):
     """An Assignment whose strategy proved that no assignment under the rules it keeps (its
     count rules and options, e.g. ``max_moves``) has a smaller max lag; scoring reports it as
     ``optimal``."""
 
-    proven_optimal: bool = False
-    #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
-    proven_catch_up: bool = False
+    def __init__(
+        self,
+        strategy: str,
+        members: dict[str, list[TopicPartition]] | None = None,
+        withheld: list[TopicPartition] | None = None,
+        notes: list[str] | None = None,
+        proven_optimal: bool = False,
+        proven_catch_up: bool = False,
+    ) -> None:
+        super().__init__(strategy, members, withheld, notes)
+        self.proven_optimal = proven_optimal
+        #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
+        self.proven_catch_up = proven_catch_up
+
+    def _fields(self) -> tuple:
+        return (*super()._fields(), self.proven_optimal, self.proven_catch_up)
 
 
 def build(
@@ -60,6 +71,14 @@ def build(
     return Assignment(name, members, **extra)
 
 
+def build_indexed(name: str, group: GroupSnapshot, layout: list[list[int]], **extra) -> Assignment:
+    """An Assignment from partition indices per member index (``group.members`` order), each
+    list sorted here; no per-partition object is made."""
+    for idx in layout:
+        idx.sort()
+    return Assignment.indexed(name, group, dict(zip(group.member_ids, layout, strict=True)), **extra)
+
+
 def memo(
     group: GroupSnapshot, key: str, compute: Callable[[], dict[str, list[TopicPartition]]]
 ) -> dict[str, list[TopicPartition]]:
@@ -73,5 +92,25 @@ def memo(
 def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
     return {
-        m.id: [tp for tp in m.owned if tp.topic in m.topics and tp in group.partitions] for m in group.members
+        m.id: [tp for tp, i in zip(m.owned, idx, strict=True) if i is not None and tp.topic in m.topics]
+        for m, idx in zip(group.members, group.owned_index, strict=True)
     }
+
+
+def kept_owned_index(group: GroupSnapshot) -> list[list[int]]:
+    """``kept_owned`` as partition indices per member index, ascending."""
+    topics = group.columns.topics
+    return [
+        [i for i in idx if i is not None and topics[i] in m.topics]
+        for m, idx in zip(group.members, group.owned_index, strict=True)
+    ]
+
+
+def cyclic(items: Sequence[int], start: int, count: int) -> list[int]:
+    """``count`` items of ``items`` taken in a circle from position ``start``."""
+    n = len(items)
+    if start + count <= n:
+        return list(items[start : start + count])
+    head = list(items[start:])
+    rounds, rest = divmod(count - len(head), n)
+    return head + list(items) * rounds + list(items[:rest])

@@ -24,8 +24,8 @@ C1 two of its three, and C2 receives the two left over::
 from __future__ import annotations
 
 from ..errors import StrategyRefusedError
-from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, kept_owned
+from ..model import Assignment, GroupSnapshot
+from .base import Strategy, build_indexed, kept_owned_index
 
 
 class ConstrainedStickyStrategy(Strategy):
@@ -38,26 +38,35 @@ class ConstrainedStickyStrategy(Strategy):
                 f"constrained-sticky needs every member of group {group.group} to subscribe to "
                 "the same topics; use sticky or lag-aware for mixed subscriptions"
             )
-        partitions = group.assignable
-        n = len(group.members)
-        floor, ceil_slots = divmod(len(partitions), n)
-        taken: set[TopicPartition] = set()
-        result: dict[str, list[TopicPartition]] = {}
-        for mid, owned in kept_owned(group).items():
-            quota = floor
-            if len(owned) > floor and ceil_slots > 0:
-                quota, ceil_slots = floor + 1, ceil_slots - 1
-            result[mid] = owned[:quota]
-            taken.update(result[mid])
-        free = sorted((tp for tp in partitions if tp not in taken), key=lambda tp: (tp.partition, tp.topic))
-        queue = iter(free)
-        for mid in group.member_ids:
-            while len(result[mid]) < floor:
-                result[mid].append(next(queue))
-        for mid in group.member_ids:
-            if ceil_slots == 0:
-                break
-            if len(result[mid]) == floor:
-                result[mid].append(next(queue))
-                ceil_slots -= 1
-        return build(self.name, group, result)
+        return build_indexed(self.name, group, constrained_sticky(group))
+
+
+def constrained_sticky(group: GroupSnapshot) -> list[list[int]]:
+    """Partition indices per member index: owned kept up to the quotas, the rest dealt in
+    partition-number order (t0-0, t1-0, t0-1, ...) to the floor, then to the ceiling."""
+    n = len(group.members)
+    floor, ceil_slots = divmod(len(group.assignable_index), n)
+    layout: list[list[int]] = []
+    for owned in kept_owned_index(group):
+        quota = floor
+        if len(owned) > floor and ceil_slots > 0:
+            quota, ceil_slots = floor + 1, ceil_slots - 1
+        layout.append(owned[:quota])
+    taken = set().union(*layout)
+    free = [p for p in group.assignable_index if p not in taken] if taken else group.assignable_index
+    # by partition number, then topic: a stable sort by number keeps the topic order
+    queue = sorted(free, key=group.columns.numbers.__getitem__)
+    at = 0
+    for held in layout:
+        need = floor - len(held)
+        if need > 0:
+            held.extend(queue[at : at + need])
+            at += need
+    for held in layout:
+        if ceil_slots == 0:
+            break
+        if len(held) == floor:
+            held.append(queue[at])
+            at += 1
+            ceil_slots -= 1
+    return layout

@@ -17,7 +17,7 @@ Example: C1 owns nothing, so the whole load stays on C0::
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
+from .base import Strategy, build, build_indexed
 
 
 class CurrentStrategy(Strategy):
@@ -25,4 +25,7 @@ class CurrentStrategy(Strategy):
     summary = "the owned partitions as they are (baseline)"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build(self.name, group, {m.id: m.owned for m in group.members})
+        layout = group.owned_index
+        if any(None in idx for idx in layout):  # owns a partition the group does not list
+            return build(self.name, group, {m.id: m.owned for m in group.members})
+        return build_indexed(self.name, group, [list(idx) for idx in layout])  # type: ignore[arg-type]

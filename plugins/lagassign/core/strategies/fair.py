@@ -18,8 +18,7 @@ Example: C1 can only take t0, so t0 (fewer subscribers) is dealt first and C0 ge
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
-from .loadbook import LoadBook
+from .base import Strategy, build_indexed, cyclic
 
 
 class FairStrategy(Strategy):
@@ -27,12 +26,54 @@ class FairStrategy(Strategy):
     summary = "KIP-49: least-loaded eligible member, most constrained topics first"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        book = LoadBook(group)
-        topics = sorted(
-            group.topic_partitions,
-            key=lambda t: (len(group.subscribers[t]), -len(group.topic_partitions[t]), t),
-        )
-        for topic in topics:
-            for tp in group.topic_partitions[topic]:
-                book.add(book.least_loaded(topic), tp)
-        return build(self.name, group, book.assignment())
+        return build_indexed(self.name, group, fair(group))
+
+
+class _Circle:
+    """The members of one subscription, dealt to in turn: each partition goes to the member
+    with the fewest, ties by id, and members only ever receive, so the members before ``at``
+    hold ``count + 1`` and the rest ``count``: the next taker is the one at ``at``."""
+
+    def __init__(self, members: list[int]) -> None:
+        self.members = members
+        self.count = 0
+        self.at = 0
+
+    def take(self, how_many: int) -> list[int]:
+        """The next ``how_many`` takers, in turn."""
+        takers = cyclic(self.members, self.at, how_many)
+        rounds, self.at = divmod(self.at + how_many, len(self.members))
+        self.count += rounds
+        return takers
+
+
+def fair(group: GroupSnapshot) -> list[list[int]]:
+    """Partition indices per member index: topics most constrained first, each partition to
+    the least-loaded subscriber (fewest partitions, then id), as with the least-loaded lookup
+    of ``loadbook.LoadBook``, one circle per subscription."""
+    circles = [_Circle(members) for members in group.class_members]
+    number = {topics: i for i, topics in enumerate(group.subscriptions)}
+    topic_circles: dict[str, list[_Circle]] = {}
+    for topics, i in number.items():
+        for t in topics:
+            topic_circles.setdefault(t, []).append(circles[i])
+    ids = group.member_ids
+    spans = group.topic_span
+    layout: list[list[int]] = [[] for _ in group.members]
+    order = sorted(
+        group.subscribers,
+        key=lambda t: (len(group.subscribers[t]), -len(spans.get(t, ())), t),
+    )
+    for topic in order:
+        span = spans.get(topic)
+        if not span:
+            continue
+        eligible = topic_circles[topic]
+        if len(eligible) == 1:
+            for p, k in zip(span, eligible[0].take(len(span)), strict=True):
+                layout[k].append(p)
+            continue
+        for p in span:  # several subscriptions: the least loaded of their next takers
+            circle = min(eligible, key=lambda c: (c.count, ids[c.members[c.at]]))
+            layout[circle.take(1)[0]].append(p)
+    return layout

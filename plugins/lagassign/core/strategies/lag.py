@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, memo
+from .base import Strategy, build_indexed
 
 
 class LagStrategy(Strategy):
@@ -29,23 +29,46 @@ class LagStrategy(Strategy):
     summary = "KAFKA-5337: per topic, heaviest partition to the member with fewest, then least lag"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build(self.name, group, lag_layout(group))
+        return build_indexed(self.name, group, [list(idx) for idx in _layout(group)])
 
 
 def lag_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """The KAFKA-5337 layout, computed once per group (lag-optimal compares with it)."""
-    return memo(group, "lag", lambda: build(LagStrategy.name, group, _pairs(group)).members)
+    """The KAFKA-5337 layout (lag-optimal compares with it); the members' lists are their own."""
+    tps = group.tps
+    layout = zip(group.member_ids, _layout(group), strict=True)
+    return {mid: list(map(tps.__getitem__, idx)) for mid, idx in layout}
 
 
-def _pairs(group: GroupSnapshot) -> list[tuple[str, TopicPartition]]:
-    lag = group.lag
-    pairs = []
-    for topic, tps in group.topic_partitions.items():
-        # everyone starts at (0, 0): only the first len(tps) members by id can be reached
-        # before a member holding one comes back, so the rest need not be in the heap
-        heap = [(0, 0, mid) for mid in group.subscribers[topic][: len(tps)]]
-        for tp in sorted(tps, key=lambda tp: (-lag[tp], tp.partition)):
+def _layout(group: GroupSnapshot) -> list[list[int]]:
+    """Partition indices per member index, sorted, computed once per group (read-only)."""
+    key = "lag-index"
+    if key not in group.memo:
+        layout = _deal(group)
+        for idx in layout:
+            idx.sort()
+        group.memo[key] = layout
+    return group.memo[key]
+
+
+def _deal(group: GroupSnapshot) -> list[list[int]]:
+    lags = group.lags
+    index = group.member_index
+    spans = group.topic_span
+    layout: list[list[int]] = [[] for _ in group.members]
+    for topic, subscribers in group.subscribers.items():
+        span = spans.get(topic)
+        if not span:
+            continue
+        # heaviest first, ties by partition number (a stable sort keeps the index order)
+        heaviest = sorted(span, key=lags.__getitem__, reverse=True)
+        if len(span) <= len(subscribers):
+            # everyone starts at (0, 0): the first len(span) members by id take one each
+            for p, mid in zip(heaviest, subscribers, strict=False):
+                layout[index[mid]].append(p)
+            continue
+        heap = [(0, 0, mid) for mid in subscribers]
+        for p in heaviest:
             count, load, mid = heapq.heappop(heap)
-            pairs.append((mid, tp))
-            heapq.heappush(heap, (count + 1, load + lag[tp], mid))
-    return pairs
+            layout[index[mid]].append(p)
+            heapq.heappush(heap, (count + 1, load + lags[p], mid))
+    return layout

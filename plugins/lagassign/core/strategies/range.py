@@ -27,9 +27,11 @@ Example: two members share t0 and t1, three partitions each; C0 takes the extra 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
+from operator import add
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build
+from .base import Strategy, build, build_indexed
 
 
 class _TopicState:
@@ -102,21 +104,34 @@ def _co_partitioned(states: list[_TopicState], pairs: list) -> None:
                 break
 
 
-def _plain_ranges(group: GroupSnapshot) -> list[tuple[str, TopicPartition]]:
-    """The ranges without racks, touching only members that get a partition: with more
-    subscribers than partitions, the first ``p`` take one each and the rest are skipped."""
-    pairs: list[tuple[str, TopicPartition]] = []
-    subscribers = group.kafka_subscribers
-    for topic, tps in group.topic_partitions.items():
-        consumers = subscribers[topic]
-        per, extra = divmod(len(tps), len(consumers))
-        start = 0
-        for i in range(min(len(consumers), len(tps))):
-            end = start + per + (i < extra)
-            c = consumers[i]
-            pairs.extend((c, tp) for tp in tps[start:end])
-            start = end
-    return pairs
+def _plain_ranges(group: GroupSnapshot) -> list[list[int]]:
+    """The ranges without racks, as partition indices per member index. Topics with the same
+    subscribers and partition count are cut alike: each subscriber's share (offsets from the
+    topic's first partition) is worked out once and added to every such topic's start; with
+    more subscribers than partitions only the first ``p`` get one."""
+    layout: list[list[int]] = [[] for _ in group.members]
+    index = group.member_index
+    spans = group.topic_span
+    alike: dict[tuple[int, int], tuple[list[int], list[int]]] = {}  # (subscribers, count) -> starts
+    for topic, consumers in group.kafka_subscribers.items():
+        span = spans.get(topic)
+        if span:
+            key = (id(consumers), len(span))
+            if key not in alike:
+                alike[key] = ([index[c] for c in consumers], [])
+            alike[key][1].append(span.start)
+    for (_, count), (takers, starts) in alike.items():
+        per, extra = divmod(count, len(takers))
+        offset = 0
+        for i in range(min(len(takers), count)):
+            size = per + (i < extra)
+            share = layout[takers[i]]
+            if size == 1:
+                share.extend(map(add, starts, repeat(offset)))
+            else:
+                share.extend(s + k for s in starts for k in range(offset, offset + size))
+            offset += size
+    return layout
 
 
 class RangeStrategy(Strategy):
@@ -126,7 +141,7 @@ class RangeStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         racks = {m.id: m.rack for m in group.members if m.rack}
         if not racks:
-            return build(self.name, group, _plain_ranges(group))
+            return build_indexed(self.name, group, _plain_ranges(group))
         states = [_TopicState(group, topic, racks) for topic in group.topic_partitions]
         states = [s for s in states if s.partitions]
         pairs: list[tuple[str, TopicPartition]] = []

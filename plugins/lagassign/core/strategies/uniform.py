@@ -52,47 +52,49 @@ Kafka 4.1 the first member, C0, had the extra and took t0-4 from C1)::
 
 from __future__ import annotations
 
-from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, kept_owned
+from ..model import Assignment, GroupSnapshot
+from .base import Strategy, build, build_indexed, kept_owned_index
 from .sticky import sticky_assignment
 
 
-def homogeneous(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+def homogeneous(group: GroupSnapshot) -> list[list[int]]:
     """``UniformHomogeneousAssignmentBuilder`` (Kafka 4.1+, KAFKA-18688): quotas, owned
     partitions kept up to them, extras to the members that own enough and then to the last
-    members still short, the free partitions dealt in order."""
-    total = len(group.assignable)
+    members still short, the free partitions dealt in order. Partition indices per member index."""
+    total = len(group.assignable_index)
     quota_min, extra = divmod(total, len(group.members))
-    kept = kept_owned(group)
-    owned = {tp for tps in kept.values() for tp in tps}
-    free = [tp for tp in group.assignable if tp not in owned]
-    layout: dict[str, list[TopicPartition]] = {}
-    short: list[str] = []  # members that may take free partitions, in member order
-    room: dict[str, int] = {}
+    kept = kept_owned_index(group)
+    owned = set().union(*kept)
+    free = [p for p in group.assignable_index if p not in owned] if owned else list(group.assignable_index)
+    layout: list[list[int]] = [[] for _ in group.members]
+    short: list[int] = []  # members that may take free partitions, in member order
+    room: dict[int, int] = {}
+    index = group.member_index
     for m in group.kafka_order:
+        k = index[m.id]
         offered = extra > 0
         quota = quota_min + 1 if offered else quota_min
-        mine = sorted(kept[m.id])
-        layout[m.id] = mine[:quota]
+        mine = kept[k]
+        layout[k] = mine[:quota]
         free.extend(mine[quota:])
-        left = quota - len(layout[m.id])
+        left = quota - len(layout[k])
         if offered and left > 0:
             left -= 1  # did not fill the extra with its own partitions: leave it to others
             offered = False
         if offered:
             extra -= 1  # kept min + 1 of its own
         if left > 0 or (extra > 0 and not offered):
-            short.append(m.id)
-            room[m.id] = left
-    for mid in reversed(short):  # extras nobody claimed go to the last members short
+            short.append(k)
+            room[k] = left
+    for k in reversed(short):  # extras nobody claimed go to the last members short
         if extra == 0:
             break
-        room[mid] += 1
+        room[k] += 1
         extra -= 1
     at = 0
-    for mid in short:
-        layout[mid].extend(free[at : at + room[mid]])
-        at += room[mid]
+    for k in short:
+        layout[k].extend(free[at : at + room[k]])
+        at += room[k]
     return layout
 
 
@@ -102,5 +104,5 @@ class UniformStrategy(Strategy):
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         if group.identical_subscriptions:
-            return build(self.name, group, homogeneous(group))
+            return build_indexed(self.name, group, homogeneous(group))
         return build(self.name, group, sticky_assignment(group))
