@@ -46,8 +46,9 @@ Choices = dict[tuple[int, int], dict[str, tuple[int, TopicPartition]]]
 class _State:
     """Who holds what, with counts per member and per (member, topic), cheap to change back."""
 
-    def __init__(self, group: GroupSnapshot, held: dict[str, list[TopicPartition]]) -> None:
+    def __init__(self, group: GroupSnapshot, held: dict[str, list[TopicPartition]], racks: bool) -> None:
         self.group = group
+        self.racks = racks
         # dicts, not sets: iteration in insertion order keeps the pass deterministic whatever
         # the process's hash seed
         self.held = {mid: dict.fromkeys(tps) for mid, tps in held.items()}
@@ -106,14 +107,29 @@ class _State:
 
 #: with racks, one more rack-local partition outweighs any number of moves in a chain
 RACK_WEIGHT = 1000
+#: with racks and one shared subscription, keeping an owned partition that is rack-local
+#: outweighs everything else: Kafka's constrained builder keeps those first (up to the quotas)
+#: and only then places the rest by rack, so a chain that gives one up for more locality
+#: elsewhere would buy locality with moves Kafka does not make
+KEEP_WEIGHT = 1_000_000
 
 
 def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
     """``_edges`` when racks are known: a hand-over also gains ``RACK_WEIGHT`` if the partition
-    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so."""
+    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so; with
+    one shared subscription, giving away an owned rack-local partition costs ``KEEP_WEIGHT``
+    more (and getting one back saves it)."""
     group = state.group
     before = group.owner
     rack = {m.id: m.rack for m in group.members}
+    keep = KEEP_WEIGHT if group.identical_subscriptions else 0
+
+    def value(mid: str, tp: TopicPartition, racks: frozenset[str]) -> int:
+        """What holding ``tp`` is worth to ``mid``: locality, then keeping what it owned."""
+        local = rack[mid] in racks
+        owned = 1 + (keep if local else 0) if before.get(tp) == mid else 0
+        return owned + (RACK_WEIGHT if local else 0)
+
     n = len(index)
     cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
     choices: Choices = {}
@@ -121,13 +137,12 @@ def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choic
         g = index[giver]
         row = cost[g]
         for tp in tps:
-            prev = before.get(tp)
             racks = group.partitions[tp].racks
-            leave = (1 if prev == giver else 0) + (RACK_WEIGHT if rack[giver] in racks else 0)
+            leave = value(giver, tp, racks)
             for taker in group.subscribers[tp.topic]:
                 if taker == giver:
                     continue
-                c = leave - (1 if prev == taker else 0) - (RACK_WEIGHT if rack[taker] in racks else 0)
+                c = leave - value(taker, tp, racks)
                 t = index[taker]
                 per_topic = choices.setdefault((g, t), {})
                 best = per_topic.get(tp.topic)
@@ -144,7 +159,7 @@ def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
 
     Per member and topic held: a partition returning to the taker costs -1, one that is not the
     giver's own costs 0, and the giver's own cost +1."""
-    if state.group.rack_aware:
+    if state.racks:
         return _rack_edges(state, index)
     group = state.group
     before = group.owner
@@ -244,7 +259,7 @@ def _improve(state: _State, index: dict[str, int], two_steps: bool, below: int =
     total = 0
     busy: set[str] = set()
     # a first chain of two may cost a little (moves, never rack locality) if the second pays
-    slack = (RACK_WEIGHT if state.group.rack_aware else 1) if two_steps else below
+    slack = (RACK_WEIGHT if state.racks else 1) if two_steps else below
     for _, s, e in _candidates(dist, slack):
         if two_steps and tried >= _SECOND_STEP_TRIES:
             break
@@ -335,14 +350,15 @@ def _repair(state: _State, index: dict[str, int], below: int) -> int | None:
     return None
 
 
-def fewer_moves(group: GroupSnapshot, book: LoadBook) -> int:
-    """Improve ``book`` (balanced) in place; return how many fewer partitions move."""
+def fewer_moves(group: GroupSnapshot, book: LoadBook, racks: bool = False) -> int:
+    """Improve ``book`` (balanced) in place; return how many fewer partitions move. With
+    ``racks``, rack locality counts too (see ``_rack_edges``)."""
     n = len(group.member_ids)
     pairs = sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
     if n < 2 or n > MAX_MEMBERS or pairs > MAX_PAIRS:
         return 0
     index = {mid: i for i, mid in enumerate(group.member_ids)}
-    state = _State(group, {mid: list(tps) for mid, tps in book.held.items()})
+    state = _State(group, {mid: list(tps) for mid, tps in book.held.items()}, racks)
     saved = 0
     while True:
         gain = _improve(state, index, False)

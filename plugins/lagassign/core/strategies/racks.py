@@ -1,4 +1,11 @@
-"""Rack locality (KIP-881) as a polish: swaps that read more partitions on their own rack.
+"""Rack locality (KIP-881): when Kafka's sticky assignors use racks, and a polish for the
+lag strategies, swaps that read more partitions on their own rack.
+
+``sticky_uses_racks``: Kafka's ``AbstractStickyAssignor`` (its ``RackInfo``) uses racks only
+when some member's rack holds a replica of some assignable partition and the partitions are
+not all on the same racks (then no member could gain locality by any choice).
+
+``rack_local_swaps``:
 
 Two members swap two partitions of the same topic when that makes more partitions rack-local
 (a replica on the consumer's rack) and raises neither member's lag above ``limit``. Counts and
@@ -9,6 +16,19 @@ condition included) still holds; with ``max_moves`` a swap that would pass it is
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
+
+
+def sticky_uses_racks(group: GroupSnapshot) -> bool:
+    """Whether Kafka's sticky assignors would assign by rack: member racks meet the replicas'
+    racks and some assignable partition is not on every replica rack there is."""
+    if not group.rack_aware:
+        return False
+    racks = group.columns.racks
+    assert racks is not None  # rack_aware says some partition has racks
+    seen = {racks[i] for i in group.assignable_index}
+    every = frozenset().union(*seen)
+    member_racks = {m.rack for m in group.members if m.rack}
+    return bool(member_racks & every) and any(r != every for r in seen)
 
 
 def rack_local_swaps(

@@ -34,6 +34,7 @@ from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
 from .fewer_moves import fewer_moves
 from .loadbook import LoadBook, balance_counts
+from .racks import sticky_uses_racks
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
@@ -49,13 +50,14 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     layout = sticky_passes(group)
-    if not (group.rack_aware or (group.owner and not group.identical_subscriptions)):
+    racks = sticky_uses_racks(group)
+    if not (racks or (group.owner and not group.identical_subscriptions)):
         return layout
     book = LoadBook(group)  # pass 4 starts from passes 1-3, held in the same order
     for mid, tps in layout.items():
         for tp in tps:
             book.add(mid, tp)
-    fewer_moves(group, book)
+    fewer_moves(group, book, racks)
     return book.assignment()
 
 
