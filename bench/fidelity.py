@@ -76,12 +76,15 @@ def main() -> None:
             a, b = len(moved(g.owner, got)), len(moved(g.owner, k[theirs]))
             if racks:
                 la, lb = rack_local(g, got), rack_local(g, k[theirs])
+                subs = "identical" if g.identical_subscriptions else "mixed"
+                c[("racks", subs)] += ours == "sticky"
                 c[(ours, "local ours")] += la
                 c[(ours, "local kafka")] += lb
-                c[(ours, "local short")] += la < lb
+                c[(ours, "local short", subs)] += la < lb
                 c[(ours, "rack moves ours")] += a
                 c[(ours, "rack moves kafka")] += b
-                c[(ours, "rack more")] += a > b
+                c[(ours, "rack more", subs)] += a > b
+                c[(ours, "dominated", subs)] += la >= lb and a <= b
             else:
                 c[(ours, "moves ours")] += a
                 c[(ours, "moves kafka")] += b
@@ -118,11 +121,18 @@ def main() -> None:
     print(f"  {'range':<19} {c[('range', 'local ours')]} vs {c[('range', 'local kafka')]}")
     for ours, _ in PAIRS:
         print(
-            f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]},"
-            f" short of Kafka's in {c[(ours, 'local short')]} groups;"
+            f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]};"
             f" moves {c[(ours, 'rack moves ours')]} vs {c[(ours, 'rack moves kafka')]}"
-            f" (more in {c[(ours, 'rack more')]} groups)"
         )
+    print("per group with racks: at least Kafka's rack-local and at most its moves (both) / short of")
+    print("its rack-local / more moves than Kafka's")
+    for ours, _ in PAIRS:
+        for subs in ("identical", "mixed"):
+            print(
+                f"  {ours:<19} {subs + ' subscriptions':<23}"
+                f" {c[(ours, 'dominated', subs)]}/{c[('racks', subs)]}"
+                f" / {c[(ours, 'local short', subs)]} / {c[(ours, 'rack more', subs)]}"
+            )
     print("rack option, groups with racks: cross-rack partitions, their lag, sum of max lag")
     for name, rack in RACK_OPTIONS:
         print(
