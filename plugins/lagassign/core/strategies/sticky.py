@@ -5,10 +5,12 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
-4. Mixed subscriptions, or racks known (KIP-881): chains of hand-overs that give more owned
-   partitions back than they take, or make more partitions rack-local, while the condition
-   holds (``fewer_moves``): without racks sticky moves no more than Kafka's; with racks, rack
-   locality comes before stickiness, as in Kafka's.
+4. Mixed subscriptions, or racks that Kafka would use (``racks.sticky_uses_racks``): chains of
+   hand-overs that give more owned partitions back than they take, or make more partitions
+   rack-local, while the condition holds (``fewer_moves``). Without racks sticky moves no more
+   than Kafka's; with racks, rack locality comes before stickiness, as in Kafka's, except that
+   on one shared subscription an owned rack-local partition is kept first (Kafka's constrained
+   builder keeps those before placing anything by rack).
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
