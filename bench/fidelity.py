@@ -7,7 +7,11 @@ goal); and the rack-local partitions of range and the sticky pair against Kafka'
 with racks, where Kafka trades moves for locality). Needs the harness:
 ``scripts/kafka_harness.py`` first. Figures for people, not a test.
 
-    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026]
+    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20]
+
+``--big N`` adds N groups of 101-400 members with racks and owned partitions, one
+subscription and mixed ones (where sticky's chain search runs in blocks): per group, moves
+and rack-local partitions against Kafka's, and sticky's slowest group (CPU seconds).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--big", type=int, default=0, help="also this many groups of 101-400 members")
     args = parser.parse_args()
     if KAFKA_SKIP:
         raise SystemExit(f"Kafka harness not ready: {KAFKA_SKIP}")
@@ -138,6 +143,51 @@ def main() -> None:
         print(
             f"  {name + ' rack=' + rack:<22} {c[(name, rack, 'cross')]:>6}"
             f"  {c[(name, rack, 'cross lag')]:>12,}  {c[(name, rack, 'max lag')]:>12,}"
+        )
+    if args.big:
+        big(args.big, args.seed)
+
+
+def big(n: int, seed: int) -> None:
+    """Groups of 101-400 members with racks and owned partitions, per subscription kind."""
+    rnd = random.Random(seed)
+    print("big groups (101-400 members, racks, owned partitions), sticky per group against Kafka:")
+    for subs in ("identical", "mixed"):
+        cases = []
+        while len(cases) < n:
+            case = random_case(
+                rnd,
+                subs,
+                owned=True,
+                static=False,
+                racks=True,
+                max_members=400,
+                max_topics=12,
+                max_partitions=200,
+            )
+            if len(case["members"]) > 100:
+                cases.append(case)
+        c: Counter = Counter()
+        slowest = 0.0
+        for case, k in zip(cases, kafka_assign(cases), strict=True):
+            g = parse_case(case)
+            start = time.process_time()
+            got = get_strategy("sticky").assign(g).members
+            slowest = max(slowest, time.process_time() - start)
+            c["unbalanced"] += kafka_balance_violation(g, got) is not None
+            a, b = len(moved(g.owner, got)), len(moved(g.owner, k["sticky"]))
+            la, lb = rack_local(g, got), rack_local(g, k["sticky"])
+            c["moves"] += a
+            c["kafka moves"] += b
+            c["local"] += la
+            c["kafka local"] += lb
+            c["both"] += a <= b and la >= lb
+            c["short"] += la < lb
+            c["more"] += a > b
+        print(
+            f"  {subs:<9} {c['both']}/{n} both / short of rack-local in {c['short']} / more moves in"
+            f" {c['more']}; rack-local {c['local']} vs {c['kafka local']}, moves {c['moves']} vs"
+            f" {c['kafka moves']}; balance broken in {c['unbalanced']}; slowest {slowest:.2f} s"
         )
 
 
