@@ -116,9 +116,9 @@ def test_sticky_with_racks_dominates_kafka_per_group(ours, theirs):
     once. Where lagassign does not dominate Kafka's point it trades the other way (more
     locality for moves, or fewer moves for locality): cooperative-sticky against Kafka's
     two-rebalance result in 1 of about 280 groups with one subscription (Kafka's second
-    rebalance keeps a rack-mismatched partition its first one left in place), and both on
-    mixed subscriptions in 10 of 116 (Kafka's general builder stops where its own local
-    search does; lagassign's chain search puts locality first). In all, more rack-local
+    rebalance keeps a rack-mismatched partition its first one left in place), and on mixed
+    subscriptions in 9 (sticky) and 10 of 116 (Kafka's general builder stops where its own
+    local search does; lagassign's chain search puts locality first). In all, more rack-local
     partitions and fewer moves than Kafka."""
     rnd = random.Random(4)
     cases = [random_case(rnd, racks=True) for _ in range(400)]
@@ -142,7 +142,7 @@ def test_sticky_with_racks_dominates_kafka_per_group(ours, theirs):
             worse_mixed += not dominates
     assert identical > 200 and worse_identical <= identical // 100
     assert mixed > 100
-    assert worse_mixed <= mixed // 8  # 10 of 116 at this seed
+    assert worse_mixed <= mixed // 8  # 9 and 10 of 116 at this seed
     assert totals[0] < totals[1] and totals[2] > totals[3]
 
 

@@ -5,13 +5,13 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
-4. Mixed subscriptions, or racks that Kafka would use (``racks.sticky_uses_racks``): chains of
+4. Mixed subscriptions, or racks that Kafka would use (``kafka_racks.sticky_uses_racks``): chains of
    hand-overs that give more owned partitions back than they take, or make more partitions
    rack-local, while the condition holds (``fewer_moves``). Without racks sticky moves no more
    than Kafka's; with racks, rack locality comes before stickiness, as in Kafka's, except that
-   on one shared subscription an owned rack-local partition is kept first: there passes 1-3
-   are replaced by Kafka's constrained builder's own rules with racks
-   (``racks.kafka_rack_seed``), which the chains then improve.
+   on one shared subscription an owned rack-local partition is kept first. With racks, passes
+   1-3 are replaced by Kafka's own rules with racks (``kafka_racks.kafka_rack_seed`` for one shared
+   subscription, ``kafka_racks.kafka_general_rack_seed`` for mixed ones), which the chains improve.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -36,8 +36,8 @@ from collections.abc import Iterable
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
 from .fewer_moves import fewer_moves
+from .kafka_racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
 from .loadbook import LoadBook, balance_counts
-from .racks import kafka_rack_seed, sticky_uses_racks
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
@@ -54,7 +54,12 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     racks = sticky_uses_racks(group)
     # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
-    layout = kafka_rack_seed(group) if racks and group.identical_subscriptions else sticky_passes(group)
+    if not racks:
+        layout = sticky_passes(group)
+    elif group.identical_subscriptions:
+        layout = kafka_rack_seed(group)
+    else:
+        layout = kafka_general_rack_seed(group)
     if not (racks or (group.owner and not group.identical_subscriptions)):
         return layout
     book = LoadBook(group)  # pass 4 starts from there, held in the same order
