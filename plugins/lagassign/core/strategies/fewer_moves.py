@@ -115,12 +115,15 @@ class _Scope:
     def __init__(self, group: GroupSnapshot, ids: list[str]) -> None:
         self.ids = ids
         self.index = {mid: i for i, mid in enumerate(ids)}
+        self.subscribers: dict[str, list[str]]
         if len(ids) == len(group.member_ids):
             self.subscribers = group.subscribers
-        else:
-            self.subscribers = {
-                t: [s for s in subs if s in self.index] for t, subs in group.subscribers.items()
-            }
+        else:  # from the block's members, in the group's order: a block is small, a group not
+            self.subscribers = {t: [] for t in group.subscribers}
+            topics_of = group.topics_of
+            for mid in sorted(ids, key=group.member_index.__getitem__):
+                for t in topics_of[mid]:
+                    self.subscribers[t].append(mid)
 
 
 #: with racks, one more rack-local partition outweighs any number of moves in a chain
@@ -373,9 +376,30 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
     return None
 
 
+def _can_gain(state: _State, scope: _Scope) -> bool:
+    """Whether a chain inside ``scope`` could cost less than zero: it needs a partition that
+    goes back to its previous owner (both in the scope) or, with racks, one that could become
+    rack-local there. Other hand-overs cost nothing or more."""
+    before = state.group.owner
+    index = scope.index
+    rack = {m.id: m.rack for m in state.group.members} if state.racks else {}
+    for mid in scope.ids:
+        for tp in state.held[mid]:
+            prev = before.get(tp)
+            if prev is not None and prev != mid and prev in index:
+                return True
+            if state.racks:
+                racks = state.group.partitions[tp].racks
+                if rack[mid] not in racks and any(rack[s] in racks for s in scope.subscribers[tp.topic]):
+                    return True
+    return False
+
+
 def _search(state: _State, scope: _Scope, two_steps: bool) -> int:
     """Apply chains inside ``scope`` until none helps; return the total cost saved."""
     saved = 0
+    if not _can_gain(state, scope):
+        return 0
     while True:
         gain = _improve(state, scope, False)
         if gain is None and two_steps:
