@@ -97,7 +97,7 @@ def table(suite: list[tuple[str, list[tuple[dict, dict]]]], mixed: bool, budget:
             plan = get_strategy("drain-optimal", exact_budget=budget).assign(group)
             ms.append((time.perf_counter() - t0) * 1000)
             drain = max(member_times(group, plan.members).values())
-            bound = proportional_lower_bound(group) if not mixed else lower_bound_catch_up(group)
+            bound = proportional_lower_bound(group, drain) if not mixed else lower_bound_catch_up(group)
             certified = getattr(plan, "catch_up_bound", None)  # the exact polish's bound
             if certified is not None:
                 bound = max(bound, certified)

@@ -345,3 +345,39 @@ def test_exact_budget_is_checked_and_keeps_lag_optimal_where_time_plays_no_part(
     a = get_strategy("drain-optimal", exact_budget=5.0).assign(parse_case(case)).members
     b = get_strategy("lag-optimal", exact_budget=5.0).assign(parse_case(case)).members
     assert a == b
+
+
+def test_the_heavy_partition_bound_never_passes_the_optimum_and_closes_the_hot_partition_gap():
+    """``drain_exact.heavy_bound`` for every size of the heavy set stays at or below the
+    enumerated optimum under the count rules (it is a bound); and where a hot partition's
+    member must take more partitions by its count, it reaches the plan (the pooled bound
+    does not)."""
+    import random
+
+    from lagassign.core.strategies.drain_exact import heavy_bound
+    from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+
+    rnd = random.Random(9)
+    for _ in range(8):
+        group = parse_case(_skewed_case(rnd, 3, 8))
+        optimum = _best_under_count_rules(group)
+        counts = proportional_counts(group)
+        for heavy in range(1, 9):
+            found = heavy_bound(group, counts, heavy)
+            assert found is not None and found <= optimum * (1 + 1e-9)
+        assert proportional_lower_bound(group) <= optimum * (1 + 1e-9)
+    # one hot partition of 60,000 and 11 of 100, two members of 10/s and 30/s: counts 3 and 9,
+    # so the fast member takes the hot one and 8 more: (60,000 + 800) / 30 s at best
+    hot = {
+        "group": "g",
+        "members": [
+            {"id": "slow", "topics": ["t"], "capacity": 10},
+            {"id": "fast", "topics": ["t"], "capacity": 30},
+        ],
+        "partitions": [{"topic": "t", "partition": p, "lag": 60_000 if p == 0 else 100} for p in range(12)],
+    }
+    group = parse_case(hot)
+    plan = get_strategy("drain-optimal").assign(group)
+    assert max(member_times(group, plan.members).values()) == pytest.approx(60_800 / 30)
+    assert lower_bound_catch_up(group) == pytest.approx(60_000 / 30)
+    assert proportional_lower_bound(group) == pytest.approx(60_800 / 30)

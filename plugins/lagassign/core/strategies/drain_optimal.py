@@ -56,13 +56,14 @@ from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_u
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
-from .drain_exact import MAX_PARTITIONS, exact_drain, member_cost, sooner
+from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound, member_cost, sooner
 from .drain_milp import bisect_drain
 from .exact import solver_available
 from .lag_optimal import LagOptimalStrategy
 
 Cost = tuple[float, float, float]
 MAX_STEPS = 20_000  # improving steps per seed; each lowers the largest cost, so this is a guard
+HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
 
 
 def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
@@ -78,12 +79,15 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
     return out
 
 
-def proportional_lower_bound(group: GroupSnapshot) -> float:
+def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
     """A largest catch-up time no plan under the proportional counts beats (shared subscription).
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
-    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many.
+    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
+    the heaviest partitions' best placement with every member topped up to its fewest
+    (``drain_exact.heavy_bound``). ``upper``, the time of a plan in hand, lets that search
+    stop early (the bound is then at most ``upper``).
     """
     bound = lower_bound_catch_up(group)
     if not (timed(group) and group.identical_subscriptions):
@@ -102,7 +106,14 @@ def proportional_lower_bound(group: GroupSnapshot) -> float:
         low_sum += counts[mid][0]
         k = min(len(lags), max(low_sum, len(lags) - room_after))
         bound = max(bound, seconds_to_catch_up(lag_prefix[k], rate_prefix[k], cap_sum))
-    return bound
+    # the heaviest partitions placed every possible way (``drain_exact.heavy_bound``), as many
+    # of them as the search settles: members first, then a few more
+    for heavy in range(1, min(len(lags), len(caps) + HEAVY_EXTRA) + 1):
+        placed = heavy_bound(group, counts, heavy, upper)
+        if placed is None:
+            break
+        bound = max(bound, placed)
+    return min(bound, upper)
 
 
 class _Layout:
@@ -232,7 +243,7 @@ class DrainOptimalStrategy(Strategy):
         finishes sooner replaces it (partitions then sent home where free), and the bound it
         certified is returned with whether the plan meets it."""
         top = max(seconds_to_catch_up(best.load[m], best.flow[m], best.cap[m]) for m in best.held)
-        bound = proportional_lower_bound(group)
+        bound = proportional_lower_bound(group, top)
         if not math.isfinite(top) or top <= bound * (1 + 1e-9):
             return best, False, None
         result = bisect_drain(group, counts, top, bound, self.exact_budget)
