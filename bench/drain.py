@@ -11,8 +11,9 @@ lag-optimal's and lag-aware's plans take to catch up (median, and how many of th
 and ms per group. Then the identity check: on the same groups with
 equal capacities and no inflow, drain-optimal's plan equals lag-optimal's in every group.
 Printed twice: drain-optimal as it is by default, then with ``exact_budget`` (the HiGHS
-polish of ``drain_milp``, when highspy is installed; lag-optimal gets the same budget in the
-identity check).
+polish of ``drain_milp``, when highspy is installed; the identity check only in the first:
+with a budget drain-optimal hands those groups to lag-optimal with the same budget, whose own
+polish keeps what it found when time runs out, so two runs of lag-optimal itself can differ).
 
     .venv/bin/python bench/drain.py [--seed 15] [--groups 40] [--exact-budget 2]
 """
@@ -114,10 +115,11 @@ def table(suite: list[tuple[str, list[tuple[dict, dict]]]], mixed: bool, budget:
                     never_aware += name == "lag-aware"
                 else:
                     out.append(other / drain if drain > 0 else 1.0)
-            a = get_strategy("drain-optimal", exact_budget=budget).assign(parse_case(plain)).members
-            b = get_strategy("lag-optimal", exact_budget=budget).assign(parse_case(plain)).members
-            identical += a == b
-            compared += 1
+            if not budget:  # with a budget lag-optimal's own polish depends on timing (see main)
+                a = get_strategy("drain-optimal").assign(parse_case(plain)).members
+                b = get_strategy("lag-optimal").assign(parse_case(plain)).members
+                identical += a == b
+                compared += 1
         row = (
             size,
             str(hopeless),
@@ -173,9 +175,14 @@ def main() -> int:
             f"\ndrain-optimal {'without exact polish' if not budget else f'with exact_budget={budget:g} s'}:"
         )
         identical, compared = table(suite, args.mixed, budget)
-        print(
-            f"equal capacities, no inflow: drain-optimal == lag-optimal in {identical} of {compared} groups"
-        )
+        if compared:
+            print(
+                "equal capacities, no inflow: drain-optimal == lag-optimal in "
+                f"{identical} of {compared} groups"
+            )
+        else:  # drain-optimal hands such groups to lag-optimal with the same exact_budget, whose
+            # polish keeps what it found when the budget runs out: two runs of it may differ
+            print("equal capacities, no inflow: drain-optimal is lag-optimal with the same exact_budget")
         print(f"total {time.monotonic() - started:.0f} s")
     return 0
 
