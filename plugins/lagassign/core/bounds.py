@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import GroupSnapshot
+from .model import NUMPY_FROM, GroupSnapshot
 
 #: a pool's lags: a list, or a numpy array for large pools
 Lags = Sequence[int] | np.ndarray
@@ -31,8 +31,7 @@ Lags = Sequence[int] | np.ndarray
 # Beyond this many distinct subscriber sets, pools are not merged by set inclusion
 # (quadratic); the bound stays valid, only less tight.
 _MAX_POOLS_FOR_INCLUSION = 64
-#: pools of at least this many partitions are bounded with numpy
-NUMPY_FROM = 2048
+__all__ = ["NUMPY_FROM", "balanced_lower_bound_max_lag", "count_bound", "lower_bound_max_lag", "pool_bound"]
 #: numpy only while sums (at most twice the pool's total lag) stay below int64's limit
 _SUM_LIMIT = 2**62
 

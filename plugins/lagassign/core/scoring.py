@@ -10,9 +10,11 @@ exact polish).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import repeat
+from itertools import chain, repeat
 
-from .bounds import balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
+import numpy as np
+
+from .bounds import NUMPY_FROM, balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
 from .catchup import catch_up_metrics, timed
 from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
@@ -52,17 +54,17 @@ def _number(value: float) -> int | float:
 def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
     """Assignable partitions that no member holds."""
     tps = group.tps
-    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
+    return [tps[i] for i in _layout(group, assignment.positions(group)).missing]
 
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
-    return _Layout(group, assignment.positions(group)).moves()
+    return _layout(group, assignment.positions(group)).moves()
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    return _Layout(group, assignment.positions(group)).consumes_all()
+    return _layout(group, assignment.positions(group)).consumes_all()
 
 
 _NONE: frozenset[int] = frozenset()
@@ -132,6 +134,79 @@ class _Layout:
         )
 
 
+#: at most this many (subscription, topic) cells for checking subscriptions with numpy
+_MAX_SUBSCRIPTION_CELLS = 4_000_000
+_SUM_LIMIT = 2**62
+
+
+def _layout(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> _Layout:
+    """The layout's scoring view: on numpy arrays for large layouts whose lag sums fit int64."""
+    held = sum(map(len, positions.values()))
+    if held < NUMPY_FROM or not all(map(group.member_index.__contains__, positions)):
+        return _Layout(group, positions)
+    lags = group.lag_array
+    if lags.dtype != np.int64 or int(lags.max(initial=0)) * held >= _SUM_LIMIT:
+        return _Layout(group, positions)
+    return _ColumnLayout(group, positions, held)
+
+
+class _ColumnLayout(_Layout):
+    """``_Layout`` of a large layout, worked on one flat array of every held index (in the
+    order of ``positions``, member after member): the same answers, without a Python step
+    per partition."""
+
+    def __init__(self, group: GroupSnapshot, positions: Mapping[str, list[int]], held: int) -> None:
+        self.group = group
+        self.positions = positions
+        counts = list(map(len, positions.values()))
+        self.count = dict(zip(positions, counts, strict=True))
+        self.flat = np.fromiter(chain.from_iterable(positions.values()), dtype=np.intp, count=held)
+        self.ends = np.cumsum(counts)
+        index = group.member_index
+        #: per held entry, the index of its member
+        self.holder = np.repeat(np.fromiter(map(index.__getitem__, positions), np.intp, len(counts)), counts)
+        occupancy = np.bincount(self.flat, minlength=len(group.columns))
+        assignable = group.assignable_index
+        if len(assignable) == len(group.columns):  # every partition is assignable
+            self.once = bool(occupancy.max(initial=0) <= 1)
+            free = occupancy == 0
+        else:
+            allowed = np.zeros(len(group.columns), dtype=bool)
+            allowed[assignable] = True
+            self.once = bool(occupancy.max(initial=0) <= 1) and not occupancy[~allowed].any()
+            free = (occupancy == 0) & allowed
+        self.missing = np.flatnonzero(free).tolist()
+
+    def lag(self) -> dict[str, int]:
+        sums = np.concatenate(([0], np.cumsum(self.group.lag_array[self.flat])))[self.ends]
+        return dict(zip(self.positions, np.diff(sums, prepend=0).tolist(), strict=True))
+
+    def consumes_all(self) -> bool:
+        if not self.once or self.missing:
+            return False
+        group = self.group
+        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
+            return True
+        names = group.columns.topic_names
+        if len(group.subscriptions) * len(names) > _MAX_SUBSCRIPTION_CELLS:
+            return super().consumes_all()
+        number = {t: i for i, t in enumerate(names)}
+        allowed = np.zeros((len(group.subscriptions), len(names)), dtype=bool)
+        for row, topics in enumerate(group.subscriptions):
+            allowed[row, [number[t] for t in topics if t in number]] = True
+        subscription = np.asarray(group.subscription_index, dtype=np.intp)[self.holder]
+        return bool(allowed[subscription, group.topic_array[self.flat]].all())
+
+    def moves(self) -> int:
+        group = self.group
+        if not group.owned_count:
+            return 0
+        if not self.once:  # a partition listed twice counts once: the plain way
+            return super().moves()
+        kept = int(np.count_nonzero(group.owner_array[self.flat] == self.holder))
+        return group.owned_count - kept
+
+
 def score(
     group: GroupSnapshot,
     assignment: Assignment,
@@ -191,7 +266,7 @@ def _score(
     lower: int,
     balanced: int,
 ) -> tuple[Metrics, list[int]]:
-    layout = _Layout(group, positions)
+    layout = _layout(group, positions)
     member_lag = layout.lag()
     member_count = layout.count
     all_lags = list(member_lag.values())
