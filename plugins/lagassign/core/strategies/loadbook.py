@@ -81,9 +81,16 @@ class LoadBook:
     def add(self, mid: str, tp: TopicPartition) -> None:
         self.held[mid][tp] = None
         self.owner[tp] = mid
-        self.count[mid] += 1
-        self.load[mid] += self.lags[tp]
-        self._push(mid)
+        count = self.count[mid] = self.count[mid] + 1
+        load = self.load[mid] = self.load[mid] + self.lags[tp]
+        # ``_push`` inlined: the hot path of every count-balancing strategy
+        key = (count, load if self.by_lag else 0, self.tie[mid], mid)
+        heap = self._heaps[self._class[mid]]
+        if heap[0] is self._latest[mid]:
+            heapq.heapreplace(heap, key)
+        else:
+            heapq.heappush(heap, key)
+        self._latest[mid] = key
 
     def remove(self, tp: TopicPartition) -> str:
         mid = self.owner.pop(tp)
@@ -101,7 +108,10 @@ class LoadBook:
         """The member subscribed to ``topic`` with the smallest load key."""
         classes = self._topic_classes[topic]
         if len(classes) == 1:  # the common case: one shared subscription
-            return self._head(classes[0])[3]
+            head = self._heaps[classes[0]][0]
+            if head is self._latest[head[-1]]:  # not stale: the usual case
+                return head[-1]
+            return self._head(classes[0])[-1]
         return min(self._head(i) for i in classes)[3]
 
     def eligible_count(self, topic: str) -> int:
