@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import CaseError
 from .lag import LATEST, RESET_POLICIES, partition_lag
-from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition
+from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition, gc_paused
 
 
 def load_case_text(text: str, source: str = "case") -> dict[str, Any]:
@@ -255,6 +255,7 @@ def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
     return float(value)
 
 
+@gc_paused
 def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
     """Validate a case object and build the GroupSnapshot that strategies run on."""
     if not isinstance(case, Mapping):

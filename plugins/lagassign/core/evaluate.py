@@ -2,44 +2,16 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterable, Mapping
-from functools import wraps
+from collections.abc import Iterable, Mapping
 from itertools import chain
-from typing import Any, TypeVar
+from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
-from .model import Assignment, GroupSnapshot, TopicPartition
+from .model import Assignment, GroupSnapshot, TopicPartition, gc_paused
 from .results import GroupEvaluation, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def gc_paused(func: _F) -> _F:
-    """Run ``func`` with Python's cycle collector paused (then resumed, if it was running).
-
-    Planning a group allocates many small containers that never form cycles (a plan at
-    Kafka's benchmark point has 100,000 ``[topic, partition]`` lists). Each few thousand new
-    containers the collector walks every live one, the caller's case included (10,000 members
-    x 1,000 topic names there): most of the time spent would be the collector's, for nothing
-    to collect. Reference counting still frees everything; cycles made meanwhile are collected
-    at the next collection after the call.
-    """
-
-    @wraps(func)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        if not gc.isenabled():
-            return func(*args, **kwargs)
-        gc.disable()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return paused  # type: ignore[return-value]
 
 
 def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
