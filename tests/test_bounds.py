@@ -37,3 +37,11 @@ def test_lags_beyond_int64_sums_are_bounded_in_python():
     lags = [2**62] * bounds.NUMPY_FROM  # their sum does not fit in int64
     assert bounds._descending(lags) is None
     assert bounds.pool_bound(lags, 2) == 2**62 * bounds.NUMPY_FROM // 2
+
+
+def test_int64_lags_whose_sums_overflow_are_bounded_exactly():
+    lags = np.array([2**55 + i for i in range(bounds.NUMPY_FROM)], dtype=np.int64)  # sum beyond int64
+    as_ints = [int(v) for v in lags]
+    desc = sorted(as_ints, reverse=True)
+    assert bounds.pool_bound(lags, 3) == bounds._pool_bound_python(desc, 3) > 2**63
+    assert bounds.count_bound(lags, 3, 682, 683) == bounds._count_bound_python(desc, 3, 682, 683)

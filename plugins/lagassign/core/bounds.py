@@ -177,6 +177,11 @@ def _descending(lags: Lags) -> np.ndarray | None:
     return np.sort(array)[::-1]
 
 
+def _ints(lags: Lags) -> Sequence[int]:
+    """The lags as Python integers (exact whatever their size): arrays become lists."""
+    return lags.tolist() if isinstance(lags, np.ndarray) else lags
+
+
 def pool_bound(lags: Lags, members: int) -> int:
     """Lower bound on the max load when ``members`` members share these partitions.
 
@@ -187,7 +192,7 @@ def pool_bound(lags: Lags, members: int) -> int:
         return 0
     desc = _descending(lags)
     if desc is None:
-        return _pool_bound_python(sorted(lags, reverse=True), members)
+        return _pool_bound_python(sorted(_ints(lags), reverse=True), members)
     prefix = np.concatenate(([0], np.cumsum(desc)))
     bound = max(int(desc[0]), -(-int(prefix[-1]) // members))
     j = np.arange(1, (len(desc) - 1) // members + 1)
@@ -245,7 +250,7 @@ def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
         return 0
     desc = _descending(lags)
     if desc is None:
-        return _count_bound_python(sorted(lags, reverse=True), members, low, high)
+        return _count_bound_python(sorted(_ints(lags), reverse=True), members, low, high)
     n_parts = len(desc)
     heavy_prefix = np.concatenate(([0], np.cumsum(desc)))  # sums of the heaviest
     prefix = np.concatenate(([0], np.cumsum(desc[::-1])))  # sums of the lightest
