@@ -19,7 +19,8 @@ first, then stickiness: Kafka's builder balances per topic for at most 16 rounds
 lagassign gives sticky's layout, which meets Kafka's balance condition exactly and keeps as
 many owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
 as many as Kafka and is Kafka's result in 5 of 8; in the others only which member takes which
-free partition differs (``tests/test_uniform.py``).
+free partition differs (``tests/test_uniform.py``). A fresh group whose subscriptions share
+no topic (Kafka's JMH buckets) gets sticky's layout worked directly (``fresh_apart``).
 
 Server-side ``range`` (the coordinator's ``RangeAssignor``) orders members as the client's
 (static ones by instance id first) and deals the same per-topic contiguous ranges, with no
@@ -98,6 +99,34 @@ def homogeneous(group: GroupSnapshot) -> list[list[int]]:
     return layout
 
 
+def fresh_apart(group: GroupSnapshot) -> list[list[int]] | None:
+    """Sticky's layout, worked directly, for a group where nobody owns a partition, no racks
+    are known and members that share a topic share their whole subscription (each topic has
+    one subscription; Kafka's JMH benchmark groups are such). None for any other group.
+
+    Why it is sticky's: sticky deals the partitions, fewest subscribers first and then by topic
+    and number, each to the subscriber with the fewest, ties by id. A subscription's topics
+    all have its members as subscribers, so its partitions come in index order and go round
+    its members in id order: the j-th to member j mod n. Counts then differ by at most one
+    within each subscription, and no member can take a partition of another subscription's
+    topic, so sticky's balancing moves nothing. Partition indices per member index."""
+    if group.owned_count or group.rack_aware:
+        return None
+    spans = group.topic_span
+    takers: dict[str, int] = {}
+    for topics in group.subscriptions:
+        for t in topics:
+            takers[t] = takers.get(t, 0) + 1
+    if any(n > 1 for n in takers.values()):
+        return None
+    layout: list[list[int]] = [[] for _ in group.members]
+    for topics, members in zip(group.subscriptions, group.class_members, strict=True):
+        dealt = [i for t in sorted(topics) if t in spans for i in spans[t]]  # index order
+        for j, k in enumerate(members):  # members ascending: in id order
+            layout[k] = dealt[j :: len(members)]
+    return layout
+
+
 class UniformStrategy(Strategy):
     name = "uniform"
     summary = "Kafka's server-side uniform assignor (KIP-848): quotas, owned kept up to them, the rest dealt"
@@ -105,4 +134,7 @@ class UniformStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         if group.identical_subscriptions:
             return build_indexed(self.name, group, homogeneous(group))
+        apart = fresh_apart(group)
+        if apart is not None:
+            return build_indexed(self.name, group, apart)
         return build(self.name, group, sticky_assignment(group))
