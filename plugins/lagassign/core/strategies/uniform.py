@@ -54,7 +54,7 @@ Kafka 4.1 the first member, C0, had the extra and took t0-4 from C1)::
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build, build_indexed, kept_owned_index
+from .base import Strategy, build, build_indexed, fresh_apart, kept_owned_index
 from .sticky import sticky_assignment
 
 
@@ -96,34 +96,6 @@ def homogeneous(group: GroupSnapshot) -> list[list[int]]:
     for k in short:
         layout[k].extend(free[at : at + room[k]])
         at += room[k]
-    return layout
-
-
-def fresh_apart(group: GroupSnapshot) -> list[list[int]] | None:
-    """Sticky's layout, worked directly, for a group where nobody owns a partition, no racks
-    are known and members that share a topic share their whole subscription (each topic has
-    one subscription; Kafka's JMH benchmark groups are such). None for any other group.
-
-    Why it is sticky's: sticky deals the partitions, fewest subscribers first and then by topic
-    and number, each to the subscriber with the fewest, ties by id. A subscription's topics
-    all have its members as subscribers, so its partitions come in index order and go round
-    its members in id order: the j-th to member j mod n. Counts then differ by at most one
-    within each subscription, and no member can take a partition of another subscription's
-    topic, so sticky's balancing moves nothing. Partition indices per member index."""
-    if group.owned_count or group.rack_aware:
-        return None
-    spans = group.topic_span
-    takers: dict[str, int] = {}
-    for topics in group.subscriptions:
-        for t in topics:
-            takers[t] = takers.get(t, 0) + 1
-    if any(n > 1 for n in takers.values()):
-        return None
-    layout: list[list[int]] = [[] for _ in group.members]
-    for topics, members in zip(group.subscriptions, group.class_members, strict=True):
-        dealt = [i for t in sorted(topics) if t in spans for i in spans[t]]  # index order
-        for j, k in enumerate(members):  # members ascending: in id order
-            layout[k] = dealt[j :: len(members)]
     return layout
 
 
