@@ -31,7 +31,8 @@ from collections.abc import Callable
 
 from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, memo
+from .base import Strategy, build, build_indexed, memo
+from .lagrounds import rounds_layout
 from .loadbook import LoadBook, balance_counts
 
 RACK_MODES = ("off", "prefer", "require")
@@ -43,10 +44,30 @@ def lag_aware_layout(
     """The lag-aware assignment; ties between equal loads go to the smallest ``tie_key``
     (the member id unless given). With the default ties it is computed once per group
     (lag-optimal compares with it); lag-optimal also builds it with hashed ties as a seed."""
+    effective = rack if group.rack_aware else "off"
+    if effective == "off":
+        index = lag_aware_index(group, tie_key)
+        if index is not None:
+            tps = group.tps
+            return {mid: [tps[i] for i in idx] for mid, idx in zip(group.member_ids, index, strict=True)}
     if tie_key is not None:
         return _lag_aware_book(group, tie_key, rack).assignment()
     key = "lag-aware" if rack == "off" else f"lag-aware:rack={rack}"
     return memo(group, key, lambda: _lag_aware_book(group, rack=rack).assignment())
+
+
+def lag_aware_index(
+    group: GroupSnapshot, tie_key: Callable[[str], object] | None = None
+) -> list[list[int]] | None:
+    """The lag-aware assignment (racks off) as partition indices per member index, each list in
+    dealing order, by rounds (``lagrounds``); None where rounds do not apply (some topic with
+    two classes of subscribers). With the default ties it is computed once per group."""
+    if tie_key is not None:
+        return rounds_layout(group, tie_key)
+    if "lag-aware:index" not in group.memo:
+        group.memo["lag-aware:index"] = rounds_layout(group)
+    layout = group.memo["lag-aware:index"]
+    return None if layout is None else [list(idx) for idx in layout]
 
 
 def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:
@@ -86,4 +107,8 @@ class LagAwareStrategy(Strategy):
         self.rack = rack
 
     def assign(self, group: GroupSnapshot) -> Assignment:
+        if self.rack == "off" or not group.rack_aware:
+            index = lag_aware_index(group)
+            if index is not None:
+                return build_indexed(self.name, group, index)
         return build(self.name, group, lag_aware_layout(group, rack=self.rack))
