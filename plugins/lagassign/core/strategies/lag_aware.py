@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, build_indexed, memo
+from .base import Strategy, build, memo
 from .lagrounds import rounds_layout
 from .loadbook import LoadBook, balance_counts
 
@@ -64,10 +64,15 @@ def lag_aware_index(
     two classes of subscribers). With the default ties it is computed once per group."""
     if tie_key is not None:
         return rounds_layout(group, tie_key)
+    layout = _rounds(group)
+    return None if layout is None else [list(idx) for idx in layout]
+
+
+def _rounds(group: GroupSnapshot) -> list[list[int]] | None:
+    """``rounds_layout`` with the default ties, once per group (shared: read, never change)."""
     if "lag-aware:index" not in group.memo:
         group.memo["lag-aware:index"] = rounds_layout(group)
-    layout = group.memo["lag-aware:index"]
-    return None if layout is None else [list(idx) for idx in layout]
+    return group.memo["lag-aware:index"]
 
 
 def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:
@@ -108,7 +113,9 @@ class LagAwareStrategy(Strategy):
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         if self.rack == "off" or not group.rack_aware:
-            index = lag_aware_index(group)
-            if index is not None:
-                return build_indexed(self.name, group, index)
+            index = _rounds(group)
+            if index is not None:  # sorted copies: the shared lists stay in dealing order
+                return Assignment.indexed(
+                    self.name, group, dict(zip(group.member_ids, map(sorted, index), strict=True))
+                )
         return build(self.name, group, lag_aware_layout(group, rack=self.rack))

@@ -12,6 +12,9 @@ subscriptions) a partition may pass from a member at the high count to one at th
 within ``count_range`` (floor(P/N) and ceil(P/N), widened by ``count_slack``); otherwise counts
 are frozen and a swap is allowed only where no member with two or more fewer partitions could
 take the partition a member receives (Kafka's balance condition stays true).
+
+Partitions are the group's partition indices (``GroupSnapshot.columns``), not TopicPartition
+objects: at Kafka's benchmark point a search then builds nothing per partition.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ import numpy as np
 from ..model import GroupSnapshot, TopicPartition
 
 Layout = dict[str, list[TopicPartition]]
-Held = tuple[int, TopicPartition]  # (lag, partition): a member's partitions sort by lag
+#: partition indices per member id: what a search starts from
+IndexLayout = dict[str, list[int]]
+# (lag, partition index): a member's partitions sort by lag, then index (the TopicPartition's
+# order: indices follow topic, then partition number)
+Held = tuple[int, int]
 # (distance of the two members' new loads from their mean, kind: 0 hand-over / 1 swap, p, q)
 Candidate = tuple[float, int, Held, Held | None]
 
@@ -96,19 +103,23 @@ class Search:
     def __init__(
         self,
         group: GroupSnapshot,
-        layout: Layout,
+        layout: IndexLayout,
         max_moves: int | None,
-        tie: Callable[[str], bytes],
+        tie: Callable[[str], bytes] | dict[str, bytes],
         count_slack: int = 0,
     ) -> None:
-        self.lag = group.lag
-        self.topics = {m.id: m.topics for m in group.members}
-        self.before = group.owner
+        """``layout``: partition indices per member id; ``tie``: the tie key of a member id, or
+        those keys already made, by id."""
+        self.group = group
+        self.lag = lags = group.lags
+        self.topic = group.columns.topics  # topic of each partition index
+        self.topics = group.topics_of
+        self.before = _owners(group)
         self.max_moves = max_moves
-        self.tie = {m.id: tie(m.id) for m in group.members}
+        self.tie = tie if isinstance(tie, dict) else {m.id: tie(m.id) for m in group.members}
         # ties as unsigned 64-bit integers order like the bytes only when all are 8 bytes long
         self.held: dict[str, list[Held]] = {
-            mid: sorted((self.lag[tp], tp) for tp in tps) for mid, tps in layout.items()
+            mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
         }
         self._arrays: dict[str, np.ndarray] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
@@ -117,7 +128,10 @@ class Search:
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
-        self._held_subscribed = all(tp.topic in self.topics[m] for m, h in self.held.items() for _, tp in h)
+        topic = self.topic
+        self._held_subscribed = all(
+            self.topics[m].issuperset({topic[i] for _, i in h}) for m, h in self.held.items()
+        )
         self._apart_cache: dict[tuple[int, int], bool] = {}
         self._position = {m: i for i, m in enumerate(self._members)}
         # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
@@ -128,12 +142,9 @@ class Search:
             len(t) == 8 for t in self.tie.values()
         )
         self.count = {mid: len(h) for mid, h in self.held.items()}
-        held_now = {tp for h in self.held.values() for _, tp in h}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
         # moved whatever we do; they count, as scoring counts them.
-        self.moves = sum(1 for tp in self.before if tp not in held_now) + sum(
-            1 for mid, h in self.held.items() for _, tp in h if self.before.get(tp, mid) != mid
-        )
+        self.moves = _moves(group, self.before, self.held)
         # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
         # current while its load equals the member's load (entries are pushed on every change).
         self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
@@ -160,16 +171,17 @@ class Search:
             }
         return self._min_count
 
-    def _move_cost(self, tp: TopicPartition, src: str, dst: str) -> int:
+    def _move_cost(self, tp: int, src: str, dst: str) -> int:
         ob = self.before.get(tp)
         if ob is None:
             return 0
         return (dst != ob) - (src != ob)
 
-    def _may_receive(self, mid: str, tp: TopicPartition) -> bool:
-        if tp.topic not in self.topics[mid]:
+    def _may_receive(self, mid: str, tp: int) -> bool:
+        topic = self.topic[tp]
+        if topic not in self.topics[mid]:
             return False
-        return self.flexible or self.min_count[tp.topic] > self.count[mid] - 2
+        return self.flexible or self.min_count[topic] > self.count[mid] - 2
 
     def _may_hand_over(self, giver: str, taker: str) -> bool:
         """Whether one partition may pass from giver to taker under the count rules."""
@@ -544,7 +556,13 @@ class Search:
     # -- results -----------------------------------------------------------------------------
 
     def layout(self) -> Layout:
-        return {mid: [tp for _, tp in h] for mid, h in self.held.items()}
+        """TopicPartitions per member id, each member's by lag."""
+        tps = self.group.tps
+        return {mid: [tps[i] for _, i in h] for mid, h in self.held.items()}
+
+    def layout_index(self) -> IndexLayout:
+        """Partition indices per member id, each member's by lag."""
+        return {mid: [i for _, i in h] for mid, h in self.held.items()}
 
     @property
     def max_lag(self) -> int:
@@ -555,7 +573,62 @@ class Search:
         return self.max_lag - min(self.load.values())
 
 
-def pick(results: list[Search]) -> Search | None:
+class Seed:
+    """A layout only compared, never searched: what ``pick`` reads of a search, made without
+    a search's state (heaps, sorted lists, numpy keys)."""
+
+    def __init__(self, group: GroupSnapshot, layout: IndexLayout) -> None:
+        self.group = group
+        self._layout = layout
+        lags = group.lags
+        self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        before = _owners(group)
+        if group.owned_count:
+            kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
+            self.moves = group.owned_count - kept
+        else:
+            self.moves = 0
+
+    @property
+    def max_lag(self) -> int:
+        return max(self.loads.values())
+
+    @property
+    def spread(self) -> int:
+        return self.max_lag - min(self.loads.values())
+
+    def layout_index(self) -> IndexLayout:
+        """Partition indices per member id, each member's by lag (as a search gives them)."""
+        lags = self.group.lags
+        return {mid: sorted(idx, key=lambda i: (lags[i], i)) for mid, idx in self._layout.items()}
+
+    def layout(self) -> Layout:
+        tps = self.group.tps
+        return {mid: [tps[i] for i in idx] for mid, idx in self.layout_index().items()}
+
+
+def _owners(group: GroupSnapshot) -> dict[int, str]:
+    """Current owner id of each owned partition index (owned partitions the group lists)."""
+    ids = group.member_ids
+    return {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0} if group.owned_count else {}
+
+
+def _moves(group: GroupSnapshot, before: dict[int, str], held: dict[str, list[Held]]) -> int:
+    """Owned partitions that end with another owner, or with none (also those the group does
+    not list, or whose topic nobody subscribes to any more)."""
+    if not group.owned_count:
+        return 0
+    kept = sum(1 for mid, h in held.items() for _, i in h if before.get(i) == mid)
+    return group.owned_count - kept
+
+
+def to_index(group: GroupSnapshot, layout: Layout) -> IndexLayout:
+    """A layout of TopicPartitions as partition indices."""
+    index = group.index_of
+    return {mid: list(map(index.__getitem__, tps)) for mid, tps in layout.items()}
+
+
+def pick(results: Sequence[Search | Seed]) -> Search | Seed | None:
     """Smallest max lag; among answers that equal it, fewest moves, then smallest spread.
 
     Each search already lowers the spread as far as its exchanges can; between answers with
