@@ -177,7 +177,12 @@ def _meets_count_guarantee(group: GroupSnapshot, layout: IndexLayout) -> bool:
     counts = {mid: len(idx) for mid, idx in layout.items()}
     if max(counts.values()) - min(counts.values()) <= 1:
         return True
-    fewest = {t: min(counts[mid] for mid in subs) for t, subs in group.subscribers.items()}
+    fewest_of: dict[int, int] = {}  # per subscriber list: topics with the same subscribers share one
+    fewest = {}
+    for t, subs in group.subscribers.items():
+        if id(subs) not in fewest_of:
+            fewest_of[id(subs)] = min(counts[mid] for mid in subs)
+        fewest[t] = fewest_of[id(subs)]
     topic = group.columns.topics
     return all(fewest[topic[i]] > counts[mid] - 2 for mid, idx in layout.items() for i in idx)
 

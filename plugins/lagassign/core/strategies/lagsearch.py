@@ -219,11 +219,17 @@ class Search:
         out: list[Candidate] = []
         if self._may_hand_over(heavy, light):
             out += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+        if not l_list:
+            return out
+        smallest = l_list[0][0]
         for p in h_list:
-            for q in l_list:
-                d = p[0] - q[0]
-                if 0 < d < gap:
-                    out.append((abs(d - half), 1, p, q))
+            lg = p[0]
+            if lg <= smallest:
+                continue
+            # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
+            # slice of the sorted list, in its order
+            for q in l_list[bisect_left(l_list, (lg - gap + 1,)) : bisect_left(l_list, (lg,))]:
+                out.append((abs(lg - q[0] - half), 1, p, q))
         return out
 
     def _candidates_numpy(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
