@@ -65,6 +65,25 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     return idx[np.isfinite(values[idx])]
 
 
+def _any_exchange(
+    h_list: list[Held], h_lags: np.ndarray, l_lags: np.ndarray, gap: int, hand_over: bool
+) -> bool:
+    """Whether some hand-over (if allowed) or swap leaves both members strictly below the
+    heavier one: a partition with lag in (0, gap), or a pair with 0 < p - q < gap (for each p
+    the largest q below it is the one to look at). When not, ``_candidates_numpy`` finds
+    nothing either: for each p it scores the q just above and just below p - gap/2, and one of
+    those is in the gap whenever any is."""
+    if hand_over:
+        first = bisect_left(h_list, (1,))
+        if first < len(h_list) and h_list[first][0] < gap:
+            return True
+    if not len(l_lags):
+        return False
+    below = np.searchsorted(l_lags, h_lags) - 1
+    has = below >= 0
+    return bool((h_lags[has] - l_lags[below[has]] < gap).any())
+
+
 def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     """Every subset of ``items`` as (sum of lags, bit mask), by size, each list sorted."""
     out: dict[int, list[tuple[int, int]]] = {0: [(0, 0)]}
@@ -239,7 +258,10 @@ class Search:
         h_list, l_list = self.held[heavy], self.held[light]
         h_lags, l_lags = self._lags(heavy), self._lags(light)
         out: list[Candidate] = []
-        if self._may_hand_over(heavy, light):
+        hand_over = self._may_hand_over(heavy, light)
+        if not _any_exchange(h_list, h_lags, l_lags, gap, hand_over):
+            return out  # what the scoring below would find too: nothing in the gap
+        if hand_over:
             dist = np.abs(h_lags - half)
             dist[(h_lags <= 0) | (h_lags >= gap)] = np.inf
             out += [(float(dist[i]), 0, h_list[int(i)], None) for i in _smallest(dist, 4)]
@@ -534,11 +556,15 @@ class Search:
 
     def _undo_needless_moves(self) -> None:
         """Send displaced partitions back home where max lag and spread do not grow."""
+        if not self.before:
+            return  # nothing was owned: nothing to send home
         lo, hi = min(self.load.values()), max(self.load.values())
+        before = self.before
         for mid in sorted(self.held):
-            for p in list(self.held[mid]):
-                home = self.before.get(p[1])
-                if home is None or home == mid or p not in self.held[mid]:
+            # the member's displaced partitions, as its list reads when the loop gets here
+            for p in [p for p in self.held[mid] if before.get(p[1], mid) != mid]:
+                home = before[p[1]]
+                if p not in self.held[mid]:
                     continue
                 fits = lo <= self.load[mid] - p[0] and self.load[home] + p[0] <= hi
                 if fits and self._may_hand_over(mid, home) and self._allowed(mid, home, p, None) is not None:
@@ -614,9 +640,14 @@ class Seed:
 
 
 def _owners(group: GroupSnapshot) -> dict[int, str]:
-    """Current owner id of each owned partition index (owned partitions the group lists)."""
-    ids = group.member_ids
-    return {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0} if group.owned_count else {}
+    """Current owner id of each owned partition index (owned partitions the group lists);
+    made once per group (read-only)."""
+    if not group.owned_count:
+        return {}
+    if "lagsearch:owners" not in group.memo:
+        ids = group.member_ids
+        group.memo["lagsearch:owners"] = {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0}
+    return group.memo["lagsearch:owners"]
 
 
 def _moves(group: GroupSnapshot, before: dict[int, str], held: dict[str, list[Held]]) -> int:
