@@ -6,7 +6,9 @@ run per topic with per-topic counters, as the KIP text reads, a member can end w
 partition of every topic, which breaks the KIP's own count guarantee. With mixed
 subscriptions a greedy pass can still leave a member 2+ partitions short of one it could take
 from; a repair pass then moves partitions, lightest first, until the KIP's two-case guarantee
-holds.
+holds. Where every topic has one class of subscribers (identical subscriptions, or classes on
+topics of their own) the pass is dealt in rounds with numpy (``lagrounds``): the same answer,
+without a heap step per partition.
 
 Option ``rack`` (KIP-881's racks: members' ``rack``, partitions' replica ``racks``): ``off``
 (default, racks ignored), ``prefer`` (among the members with the fewest partitions, a member
