@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -53,6 +54,8 @@ _SMALL = 160
 #: from this many members a scan's order is sorted with numpy (loads must fit in int64)
 _LEXSORT_FROM = 256
 _INT64_SAFE = 1 << 62
+_LAG = itemgetter(0)  # a held partition's lag
+_DIST_KIND = itemgetter(0, 1)  # a candidate's (distance, kind)
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
@@ -235,7 +238,8 @@ class Search:
     def _lags(self, mid: str) -> np.ndarray:
         arr = self._arrays.get(mid)
         if arr is None:
-            arr = self._arrays[mid] = np.fromiter((lg for lg, _ in self.held[mid]), np.int64)
+            held = self.held[mid]
+            arr = self._arrays[mid] = np.fromiter(map(_LAG, held), np.int64, len(held))
         return arr
 
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
@@ -300,7 +304,7 @@ class Search:
         half = gap / 2
         small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
         options = (self._candidates_small if small else self._candidates_numpy)(heavy, light, gap, half)
-        options.sort(key=lambda o: (o[0], o[1]))
+        options.sort(key=_DIST_KIND)
         best, best_key = None, None
         for dist, _, p, q in options:
             if best_key is not None and dist > best_key[0]:
@@ -572,8 +576,9 @@ class Search:
                 keys = [sb for sb, _ in sums_b]
                 for sa, mask_a in sums_a:
                     k = bisect_left(keys, target - sa)
-                    for sb, mask_b in sums_b[max(0, k - 1) : k + 1]:
-                        worst = max(sa + sb, total - sa - sb)
+                    for sb, mask_b in sums_b[k - 1 if k else 0 : k + 1]:
+                        heavier = sa + sb
+                        worst = heavier if heavier >= total - heavier else total - heavier
                         if worst < best_worst:
                             mask = mask_a | (mask_b << half)
                             if self._resplit_allowed(heavy, light, pool, mask):
