@@ -175,3 +175,33 @@ def test_the_issues_smallest_sticky_case_moves_nothing():
     for ours, theirs in (("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")):
         assert _moves(group, kafka[theirs]) == 0
         assert _moves(group, get_strategy(ours).assign(group).members) == 0
+
+
+def test_big_groups_with_racks_against_kafka():
+    """101-400 members (sticky's chain search runs in blocks there): on one subscription per
+    group at most Kafka's moves and at least its rack-local partitions; on mixed ones Kafka's
+    balance, and in all more rack-local partitions and fewer moves."""
+    rnd = random.Random(400)
+    options = {"owned": True, "static": False, "racks": True, "max_members": 400, "max_topics": 12}
+    for subs in ("identical", "mixed"):
+        cases = []
+        while len(cases) < 6:
+            case = random_case(rnd, subs, max_partitions=200, **options)
+            if len(case["members"]) > 100:
+                cases.append(case)
+        totals = [0, 0, 0, 0]
+        for case, kafka in zip(cases, kafka_assign(cases), strict=True):
+            group = parse_case(case)
+            got = get_strategy("sticky").assign(group).members
+            assert kafka_balance_violation(group, got) is None
+            figures = (
+                _moves(group, got),
+                _moves(group, kafka["sticky"]),
+                rack_local(group, got),
+                rack_local(group, kafka["sticky"]),
+            )
+            for i, v in enumerate(figures):
+                totals[i] += v
+            if subs == "identical":
+                assert figures[0] <= figures[1] and figures[2] >= figures[3], case["members"][0]
+        assert totals[0] <= totals[1] and totals[2] >= totals[3], (subs, totals)
