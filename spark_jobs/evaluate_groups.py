@@ -121,7 +121,17 @@ def stacked(
         return frame.join(F.broadcast(placement), "group")
 
     frames = [
-        keyed(groups).select("group", "_key", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
+        keyed(groups).select(
+            "group",
+            "_key",
+            F.lit("g").alias("_row"),
+            "auto_offset_reset",
+            "error",
+            "protocol",  # older snapshots lack group_type: null, as unknown
+            (F.col("group_type") if "group_type" in groups.columns else F.lit(None).cast("string")).alias(
+                "group_type"
+            ),
+        ),
         keyed(parts).select(
             "group",
             "_key",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from .errors import LagassignError
@@ -126,13 +126,24 @@ class GroupEvaluation:
     best: str | None = None
     lower_bound_max_lag: int | None = None
     error: str | None = None
+    #: what the cluster runs for this group, from the snapshot (None when unknown, e.g. a case
+    #: file): ``classic`` or ``consumer`` (KIP-848), and the assignor in use (the client's
+    #: protocol name of a classic group, the broker's assignor of a consumer group)
+    group_type: str | None = None
+    assignor: str | None = None
+
+    def on_cluster(self, group_type: Any, assignor: Any) -> GroupEvaluation:
+        """This evaluation with what the cluster runs for the group (empty values: unknown)."""
+        return replace(self, group_type=_opt_text(group_type), assignor=_opt_text(assignor))
 
     def result(self, strategy: str) -> StrategyResult | None:
         return next((r for r in self.results if r.strategy == strategy), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The dict form; ``group_type`` and ``assignor`` only when known."""
+        kafka = {k: v for k, v in (("group_type", self.group_type), ("assignor", self.assignor)) if v}
         if self.error is not None:
-            return {"group": self.group, "error": self.error}
+            return {"group": self.group, "error": self.error, **kafka}
         return {
             "group": self.group,
             "members": self.members,
@@ -140,14 +151,16 @@ class GroupEvaluation:
             "best": self.best,
             "lower_bound_max_lag": self.lower_bound_max_lag,
             "results": [r.to_dict() for r in self.results],
+            **kafka,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroupEvaluation:
         if not isinstance(data, Mapping) or not isinstance(data.get("group"), str):
             raise ResultShapeError("an evaluation needs its 'group' name and 'results'")
+        kafka = (data.get("group_type"), data.get("assignor"))
         if data.get("error") is not None:
-            return cls(data["group"], error=str(data["error"]))
+            return cls(data["group"], error=str(data["error"])).on_cluster(*kafka)
         results = data.get("results")
         if not isinstance(results, list):
             raise ResultShapeError(
@@ -160,12 +173,16 @@ class GroupEvaluation:
             data.get("partitions"),
             data.get("best"),
             data.get("lower_bound_max_lag"),
-        )
+        ).on_cluster(*kafka)
 
     @classmethod
     def of(cls, value: GroupEvaluation | Mapping[str, Any]) -> GroupEvaluation:
         """``value`` as a GroupEvaluation (a dict, e.g. from JSON, is decoded)."""
         return value if isinstance(value, GroupEvaluation) else cls.from_dict(value)
+
+
+def _opt_text(value: Any) -> str | None:
+    return str(value) if value else None
 
 
 def rank(result: StrategyResult, order: int) -> tuple[Any, ...]:

@@ -172,8 +172,10 @@ def evaluate_group_rows(
     a run over thousands of groups goes on.
     """
     name = group_row["group"]
+    # what the cluster runs for the group (absent from older snapshots and synthetic ones)
+    kafka = (group_row.get("group_type"), group_row.get("protocol"))
     if group_row.get("error"):
-        return GroupEvaluation(name, error=f"snapshot failed: {group_row['error']}")
+        return GroupEvaluation(name, error=f"snapshot failed: {group_row['error']}").on_cluster(*kafka)
     try:
         case = case_from_rows(
             name,
@@ -181,11 +183,12 @@ def evaluate_group_rows(
             sorted(members, key=_member_key),
             group_row.get("auto_offset_reset"),
         )
-        return evaluate_group(parse_case(case), strategies, **options)
+        return evaluate_group(parse_case(case), strategies, **options).on_cluster(*kafka)
     except LagassignError as exc:
-        return GroupEvaluation(name, error=str(exc))
+        return GroupEvaluation(name, error=str(exc)).on_cluster(*kafka)
     except Exception as exc:  # a bug for one group's data must not lose every other group
-        return GroupEvaluation(name, error=f"internal error: {type(exc).__name__}: {exc}")
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        return GroupEvaluation(name, error=error).on_cluster(*kafka)
 
 
 # -- the snapshot, in this process ----------------------------------------------------------------

@@ -76,7 +76,17 @@ def publish_reviewed(
     try:
         store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
         evaluation = {
-            k: found[k] for k in ("group", "members", "partitions", "best", "lower_bound_max_lag", "results")
+            k: found.get(k)
+            for k in (
+                "group",
+                "members",
+                "partitions",
+                "best",
+                "lower_bound_max_lag",
+                "results",
+                "group_type",
+                "assignor",
+            )
         }
         store.record_evaluations(new_id, [evaluation])
         store.record_decisions(new_id, [decision])

@@ -258,6 +258,8 @@ STACKED_COLUMNS = (
     "_row",
     "auto_offset_reset",
     "error",
+    "protocol",
+    "group_type",
     "topic",
     "partition",
     "begin",
@@ -321,6 +323,8 @@ def _stacked_groups(
                     "group": group,
                     "auto_offset_reset": cols["auto_offset_reset"][i],
                     "error": cols["error"][i],
+                    "protocol": cols["protocol"][i],
+                    "group_type": cols["group_type"][i],
                 }
     if current is not _NO_GROUP:
         yield grow, parts, members

@@ -312,6 +312,8 @@ class AuditTrail(StoreBase):
                     "best": s.best if s else None,
                     "lower_bound_max_lag": s.lower_bound_max_lag if s else None,
                     "error": s.error if s else None,
+                    "group_type": s.group_type if s else None,
+                    "assignor": s.assignor if s else None,
                     "results": results.get((pid, name), []),
                     "decision": decisions.get((pid, name)),
                     "publications": pubs.get((pid, name), []),
@@ -349,6 +351,8 @@ class AuditTrail(StoreBase):
                         lower_bound_max_lag=ev.lower_bound_max_lag,
                         best=ev.best,
                         error=ev.error,
+                        group_type=ev.group_type,
+                        assignor=ev.assignor,
                     )
                 )
                 rows = [_evaluation_row(plan_id, name, i, r) for i, r in enumerate(ev.results)]
@@ -364,7 +368,16 @@ class AuditTrail(StoreBase):
             GroupEvaluation.from_dict(
                 {
                     k: g[k]
-                    for k in ("group", "members", "partitions", "best", "lower_bound_max_lag", "results")
+                    for k in (
+                        "group",
+                        "members",
+                        "partitions",
+                        "best",
+                        "lower_bound_max_lag",
+                        "results",
+                        "group_type",
+                        "assignor",
+                    )
                 }
             )
             for g in plan["groups"]

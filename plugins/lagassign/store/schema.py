@@ -101,6 +101,8 @@ plan_groups_t = sa.Table(
     sa.Column("lower_bound_max_lag", sa.BigInteger),
     sa.Column("best", sa.String),
     sa.Column("error", sa.Text),
+    sa.Column("group_type", sa.String),
+    sa.Column("assignor", sa.String),
 )
 evaluations_t = sa.Table(
     "evaluations",
@@ -404,6 +406,13 @@ def _m6_group_offset_history(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _m7_group_type(conn: sa.Connection) -> None:
+    """What the cluster runs per group, from the snapshot: its type (``classic`` | ``consumer``)
+    and assignor; nullable, so groups recorded before (and groups from case files) say nothing."""
+    conn.execute(sa.text("ALTER TABLE plan_groups ADD COLUMN group_type VARCHAR"))
+    conn.execute(sa.text("ALTER TABLE plan_groups ADD COLUMN assignor VARCHAR"))
+
+
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
     (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
@@ -416,6 +425,7 @@ MIGRATIONS: list[Migration] = [
         "group offset history: committed offset, lag and owner per group partition",
         _m6_group_offset_history,
     ),
+    (7, "group type and assignor per plan group: plan_groups.group_type, assignor", _m7_group_type),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

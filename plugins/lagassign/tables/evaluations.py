@@ -46,8 +46,12 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("count_spread", "int32"),
     ("moves", "int32"),
     ("result_json", "string"),  # the whole result: ``StrategyResult.to_json`` (null on an error row)
+    ("group_type", "string"),  # classic | consumer, from the snapshot (null when unknown)
+    ("assignor", "string"),  # the assignor the cluster runs for the group (null when unknown)
 )
 COLUMNS = tuple(name for name, _ in FIELDS)
+#: evaluations written before they were recorded lack these columns
+OPTIONAL_COLUMNS = ("group_type", "assignor")
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "float64": "double", "bool": "boolean"}
 
 
@@ -66,9 +70,10 @@ def evaluation_rows(evaluation: GroupEvaluation) -> list[dict[str, Any]]:
     """The rows (``FIELDS``) of one group's evaluation: the scalar columns for people and SQL,
     and the result itself in its one JSON form."""
     group = evaluation.group
+    kafka = {"group_type": evaluation.group_type, "assignor": evaluation.assignor}
     if evaluation.error is not None:
         row = dict.fromkeys(COLUMNS)
-        row.update(group=group, error=evaluation.error)
+        row.update(group=group, error=evaluation.error, **kafka)
         return [row]
     rows = []
     for position, result in enumerate(evaluation.results):
@@ -91,6 +96,7 @@ def evaluation_rows(evaluation: GroupEvaluation) -> list[dict[str, Any]]:
                 "count_spread": m.get("count_spread"),
                 "moves": m.get("moves"),
                 "result_json": result.to_json(),
+                **kafka,
             }
         )
     return rows
@@ -104,9 +110,10 @@ def evaluations_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[GroupEvalua
     out = []
     for group in sorted(by_group):
         grows = by_group[group]
+        kafka = (grows[0].get("group_type"), grows[0].get("assignor"))
         failed = [r for r in grows if r["error"] is not None]
         if failed:
-            out.append(GroupEvaluation(group, error=failed[0]["error"]))
+            out.append(GroupEvaluation(group, error=failed[0]["error"]).on_cluster(*kafka))
             continue
         grows.sort(key=lambda r: r["position"])
         first = grows[0]
@@ -118,7 +125,7 @@ def evaluations_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[GroupEvalua
                 first["partitions"],
                 next((r["strategy"] for r in grows if r["best"]), None),
                 first["lower_bound_max_lag"],
-            )
+            ).on_cluster(*kafka)
         )
     return out
 
@@ -231,10 +238,10 @@ def read_evaluation_rows(out_dir: str | Path) -> list[dict[str, Any]]:
 
     read_summary(out_dir)
     table = pq.read_table(Path(out_dir) / EVALUATIONS)
-    missing = [c for c in COLUMNS if c not in table.column_names]
+    missing = [c for c in COLUMNS if c not in table.column_names and c not in OPTIONAL_COLUMNS]
     if missing:
         raise EvaluationError(f"evaluations {out_dir}: lacks column(s) {', '.join(missing)}")
-    return table.select(list(COLUMNS)).to_pylist()
+    return table.select([c for c in COLUMNS if c in table.column_names]).to_pylist()
 
 
 def read_evaluations(out_dir: str | Path) -> list[GroupEvaluation]:

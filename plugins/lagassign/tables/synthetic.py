@@ -32,7 +32,7 @@ def snapshot_tables(
                 "group": gid,
                 "kind": "subscribe",
                 "state": "Stable",
-                "protocol": "range",
+                "protocol": None,  # a case does not say what the cluster runs
                 "auto_offset_reset": reset,
                 "error": failed.get(gid),
             }

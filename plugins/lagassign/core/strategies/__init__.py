@@ -63,4 +63,41 @@ def applicable_options(name: str, options: dict[str, object]) -> dict[str, objec
     return {k: v for k, v in options.items() if cls and k in cls.options and v is not None}
 
 
-__all__ = ["REGISTRY", "Strategy", "applicable_options", "get_strategy", "strategy_names"]
+#: the assignor names Kafka reports for a group -> the strategy that reproduces it. Classic
+#: groups report their client assignor's protocol name (Java's and librdkafka's are the same);
+#: consumer groups (KIP-848) the broker's: ``uniform``, or ``range`` (reproduced by ``range``).
+KAFKA_ASSIGNORS: dict[str, dict[str, str]] = {
+    "classic": {
+        "range": "range",
+        "roundrobin": "roundrobin",
+        "sticky": "sticky",
+        "cooperative-sticky": "cooperative-sticky",
+    },
+    "consumer": {"uniform": "uniform", "range": "range"},
+}
+
+
+def kafka_counterpart(group_type: str | None, assignor: str | None) -> str | None:
+    """The strategy that does what the cluster does for a group of this type and assignor: the
+    row to compare the others with; None for an unknown or custom assignor. A group whose type
+    the broker did not report (brokers before Kafka 4) is taken as classic.
+
+    >>> kafka_counterpart("consumer", "uniform"), kafka_counterpart(None, "cooperative-sticky")
+    ('uniform', 'cooperative-sticky')
+    >>> kafka_counterpart("classic", "my-assignor") is None
+    True
+    """
+    if not assignor:
+        return None
+    return KAFKA_ASSIGNORS.get(group_type or "classic", {}).get(assignor)
+
+
+__all__ = [
+    "KAFKA_ASSIGNORS",
+    "REGISTRY",
+    "Strategy",
+    "applicable_options",
+    "get_strategy",
+    "kafka_counterpart",
+    "strategy_names",
+]
