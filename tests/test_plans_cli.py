@@ -49,7 +49,8 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             snapshot_at=T0 + timedelta(days=1),
             created_at=T0 + timedelta(days=1, hours=1),
         )
-        evaluations = [evaluate(ORDERS), evaluate(CALM)]
+        # orders as a snapshot of a KIP-848 group records it; calm as a case file, without
+        evaluations = [{**evaluate(ORDERS), "group_type": "consumer", "assignor": "uniform"}, evaluate(CALM)]
         store.record_evaluations(manual, [*evaluations, {"group": "broken", "error": "offsets unreadable"}])
         decisions = decide_all(evaluations)
         store.record_decisions(manual, decisions)
@@ -133,6 +134,12 @@ def test_show_tells_the_story(db: dict[str, Any], capsys: pytest.CaptureFixture[
     assert f"plan version 1 ({orders.chosen}): published at 2026-05-02 08:00:00 UTC" in out
     assert "group broken: no gate decision recorded\n  not evaluated: offsets unreadable" in out
     assert "  current " in out and "<- best" in out  # the evaluation table, indented
+    # what the cluster runs, for the group whose snapshot said; nothing for the others
+    assert (
+        f"group orders: go: {orders.reason}\n"
+        "  group type consumer · assignor uniform · Kafka's row: uniform\n" in out
+    )
+    assert out.count("group type") == 1 and "assignor" not in out.split("group calm")[1]
 
 
 def test_show_gives_catch_up_times_and_lag_in_seconds(
@@ -177,6 +184,11 @@ def test_show_json_is_the_stored_plan(db: dict[str, Any], capsys: pytest.Capture
     expected = json.loads(json.dumps(db["plan"], default=lambda v: v.isoformat()))
     assert rc == 0 and shown == expected
     assert [g["group"] for g in shown["groups"]] == ["broken", "calm", "orders"]
+    assert [(g["group_type"], g["assignor"]) for g in shown["groups"]] == [
+        (None, None),
+        (None, None),
+        ("consumer", "uniform"),
+    ]
 
 
 def test_show_latest_is_the_newest_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:

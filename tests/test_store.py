@@ -553,3 +553,52 @@ def test_bad_urls_are_one_line_without_the_password(url: str, fragment: str) -> 
         AuditStore(url)
     message = str(info.value)
     assert fragment in message and "s3cr3t" not in message and "\n" not in message
+
+
+def test_group_type_and_assignor_round_trip_and_older_groups_have_none(store: AuditStore) -> None:
+    """What the cluster runs per group (from the snapshot) is kept; groups without it (a case
+    file) say nothing, and the evaluation comes back with it."""
+    from lagassign.core.results import GroupEvaluation
+
+    plan_id = store.start_plan("scheduled")
+    on_cluster = {**evaluate(CASE), "group_type": "consumer", "assignor": "uniform"}
+    store.record_evaluations(
+        plan_id,
+        [
+            on_cluster,
+            evaluate(MIXED_CASE),
+            {"group": "broken", "error": "offsets unreadable", "group_type": "classic", "assignor": "range"},
+        ],
+    )
+    groups = {g["group"]: g for g in store.get_plan(plan_id)["groups"]}
+    assert (groups["orders"]["group_type"], groups["orders"]["assignor"]) == ("consumer", "uniform")
+    assert (groups["mixed"]["group_type"], groups["mixed"]["assignor"]) == (None, None)
+    assert (groups["broken"]["group_type"], groups["broken"]["assignor"]) == ("classic", "range")
+    back = {ev.group: ev for ev in store.evaluations(plan_id)}
+    assert back["orders"] == GroupEvaluation.from_dict(on_cluster)
+    assert back["orders"].to_dict() == on_cluster
+    assert "group_type" not in back["mixed"].to_dict()
+
+
+def test_groups_recorded_before_migration_7_read_without_group_type(db_url: str) -> None:
+    engine = sa.create_engine(db_url)
+    assert migrate(engine, target=6) == 6
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                'INSERT INTO plans (id, created_at, status, "trigger") '
+                "VALUES (1, :t, 'succeeded', 'scheduled')"
+            ),
+            {"t": datetime(2026, 1, 2, 3, 4, 5)},
+        )
+        conn.execute(sa.text("INSERT INTO plan_groups (plan_id, group_name, members) VALUES (1, 'old', 3)"))
+    engine.dispose()
+    with AuditStore(db_url) as store:
+        assert store.schema_version == LATEST_VERSION >= 7
+        (group,) = store.get_plan(1)["groups"]
+        assert (group["group"], group["members"], group["group_type"], group["assignor"]) == (
+            "old",
+            3,
+            None,
+            None,
+        )

@@ -238,6 +238,11 @@ def plan_text(plan: dict[str, Any]) -> str:
             out.append(f"group {g['group']}: go: {d['reason']}")
         else:
             out.append(f"group {g['group']}: stop: {d['reason']}")
+        from ..core.strategies import cluster_text
+
+        cluster = cluster_text(g.get("group_type"), g.get("assignor"))
+        if cluster:
+            out.append(f"  {cluster}")
         if d is not None and d.get("outcome") and not g["publications"]:
             out.append(f"  {d['outcome']}")
         for pub in g["publications"]:

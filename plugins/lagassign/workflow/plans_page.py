@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 from ..core.catchup import catch_up_change, duration_text
 from ..core.explain import hint
 from ..core.inflow import lag_time_text
+from ..core.strategies import cluster_text, kafka_counterpart
 
 BASELINE = "current"
 
@@ -66,6 +67,7 @@ tr.chosen td{background:var(--hl)} tr.refused td{color:var(--muted)}
 .go{color:var(--go);font-weight:600} .stop{color:var(--stop);font-weight:600} .err{color:var(--err)}
 .tag{display:inline-block;font-size:.75rem;border-radius:8px;padding:0 6px;margin-left:4px;background:var(--tag)}
 .tag.chosen{outline:2px solid var(--fg)} .tag.best{background:#2da44e33} .tag.optimal{background:#218bff33}
+.tag.kafka{background:#bf873733}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:middle}
 form.filters{display:flex;gap:12px;align-items:end;flex-wrap:wrap;margin-bottom:12px}
 form.filters label{display:flex;flex-direction:column;font-size:.8rem;gap:2px}
@@ -496,10 +498,14 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     go = bool((group.get("decision") or {}).get("go"))
     bound = group.get("lower_bound_max_lag")
     in_time = timed(group)
+    twin = kafka_counterpart(group.get("group_type"), group.get("assignor"))
     rows = []
     for r in group.get("results") or ():
         name = r.get("strategy")
         tags = ""
+        if twin is not None and name == twin:
+            tags += '<span class="tag kafka" title="does what Kafka does for this group">Kafka\'s</span>'
+
         if name == chosen and name != BASELINE:
             tags += f'<span class="tag chosen">{"chosen" if go else "candidate"}</span>'
         if name == best:
@@ -720,6 +726,9 @@ def group_html(
     name = group.get("group")
     d = group.get("decision")
     out = [f'<section class="group" id="group-{_e(name)}"><h2>group {_e(name)}</h2>']
+    cluster = cluster_text(group.get("group_type"), group.get("assignor"))
+    if cluster:
+        out.append(f'<p class="cluster muted">{_e(cluster)}</p>')
     if d is None:
         out.append('<p class="muted">no gate decision recorded</p>')
     else:

@@ -92,11 +92,33 @@ def kafka_counterpart(group_type: str | None, assignor: str | None) -> str | Non
     return KAFKA_ASSIGNORS.get(group_type or "classic", {}).get(assignor)
 
 
+def cluster_text(group_type: str | None, assignor: str | None) -> str | None:
+    """What the cluster runs for a group, in one line for the plans page and ``plans show``;
+    None when the snapshot did not say (case files, synthetic snapshots, older plans).
+
+    >>> cluster_text("consumer", "uniform")
+    "group type consumer · assignor uniform · Kafka's row: uniform"
+    >>> cluster_text("classic", "my-assignor")
+    'group type classic · assignor my-assignor (no lagassign strategy reproduces it)'
+    """
+    if not group_type and not assignor:
+        return None
+    parts = [f"group type {group_type}"] if group_type else []
+    if assignor:
+        parts.append(f"assignor {assignor}")
+    text = " · ".join(parts)
+    twin = kafka_counterpart(group_type, assignor)
+    if twin is not None:
+        return f"{text} · Kafka's row: {twin}"
+    return f"{text} (no lagassign strategy reproduces it)" if assignor else text
+
+
 __all__ = [
     "KAFKA_ASSIGNORS",
     "REGISTRY",
     "Strategy",
     "applicable_options",
+    "cluster_text",
     "get_strategy",
     "kafka_counterpart",
     "strategy_names",
