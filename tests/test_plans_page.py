@@ -139,6 +139,26 @@ def test_plan_page_has_header_decision_chart_metrics_and_moves(skewed: dict[str,
     assert not re.search(r"<(link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
 
 
+def test_a_group_says_what_the_cluster_runs_and_marks_kafkas_row(tmp_path: Path) -> None:
+    """A group whose snapshot gave its type and assignor says them under its name and tags the
+    strategy that does what Kafka does; a group from a case file shows nothing of the kind."""
+    store = AuditStore(f"sqlite:///{tmp_path / 'audit.db'}")
+    with store:
+        plan_id = store.start_plan("scheduled", created_at=T0)
+        other = {**json.loads(json.dumps(SKEWED)), "group": "plain"}
+        evaluations = [{**evaluate(SKEWED), "group_type": "classic", "assignor": "cooperative-sticky"}]
+        store.record_evaluations(plan_id, [*evaluations, evaluate(other)])
+        plan = store.get_plan(plan_id)
+    html = plans_page.plan_html(plan)
+    line = "group type classic · assignor cooperative-sticky · Kafka&#x27;s row: cooperative-sticky"
+    assert f'<h2>group {GROUP}</h2><p class="cluster muted">{line}</p>' in html
+    assert html.count('class="cluster') == 1 and "<h2>group plain</h2><p" in html
+    kafka_tag = '<span class="tag kafka"'
+    assert html.count(kafka_tag) == 1
+    row = next(r for r in html.split("<tr") if kafka_tag in r)
+    assert "cooperative-sticky" in row and row.count("swatch") == 1
+
+
 UNEQUAL = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())
 
 
