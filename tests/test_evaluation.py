@@ -113,7 +113,30 @@ def cases() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def snapshot_dir(tmp_path_factory, cases) -> Path:
-    return write_snapshot(cases, tmp_path_factory.mktemp("snapshot"), failed={FAILED: SNAPSHOT_ERROR})
+    folder = write_snapshot(cases, tmp_path_factory.mktemp("snapshot"), failed={FAILED: SNAPSHOT_ERROR})
+    # as the Kafka edge records them for some groups (a synthetic snapshot has none)
+    groups = pq.read_table(folder / "groups.parquet").to_pylist()
+    for row in groups:
+        row["group_type"], row["protocol"] = ON_CLUSTER.get(row["group"], (None, None))
+    pq.write_table(
+        pa.Table.from_pylist(groups, schema=pq.read_schema(folder / "groups.parquet")),
+        folder / "groups.parquet",
+    )
+    return folder
+
+
+#: group -> (group type, assignor) in the snapshot
+ON_CLUSTER = {"g00": ("consumer", "uniform"), "g01": (None, "range"), FAILED: ("classic", "sticky")}
+
+
+def test_both_engines_carry_group_type_and_assignor(evaluated):
+    """What the cluster runs reaches the evaluation (also a failed group's); groups the
+    snapshot says nothing about carry nothing, in the contract form too."""
+    found = {e.group: (e.group_type, e.assignor) for e in evaluated if e.group_type or e.assignor}
+    assert found == ON_CLUSTER
+    by_group = {e.group: e.to_dict() for e in evaluated}
+    assert by_group["g00"]["group_type"] == "consumer" and "group_type" not in by_group["g01"]
+    assert "assignor" not in by_group["g02"] and by_group[FAILED]["assignor"] == "sticky"
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +177,11 @@ def test_every_group_is_evaluated_or_explained(local, cases):
     for e in local:
         if "error" not in e:
             assert [r["strategy"] for r in e["results"]] == lagassign.strategy_names()
-            assert set(e) == {"group", "members", "partitions", "best", "lower_bound_max_lag", "results"}
+            known = {"group", "members", "partitions", "best", "lower_bound_max_lag", "results"}
+            on_cluster = {"group_type", "assignor"} & set(e)
+            assert set(e) == known | on_cluster
+            said = zip(("group_type", "assignor"), ON_CLUSTER.get(e["group"], (None, None)), strict=True)
+            assert on_cluster == {k for k, v in said if v}
 
 
 def test_in_process_equals_lagassign_evaluate_on_each_case(local, cases):
@@ -163,7 +190,8 @@ def test_in_process_equals_lagassign_evaluate_on_each_case(local, cases):
     for case in cases:
         if case["group"] in (INVALID, FAILED):
             continue
-        assert by_group[case["group"]] == lagassign.evaluate(case), case["group"]
+        got = {k: v for k, v in by_group[case["group"]].items() if k not in ("group_type", "assignor")}
+        assert got == lagassign.evaluate(case), case["group"]
 
 
 def test_huge_offsets_stay_exact(local):
