@@ -95,7 +95,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
             run_id="manual__test",
             parameters={"threshold": 1.1, "apply": False},
         )
-        evaluation = evaluate(case)
+        # as a snapshot of a KIP-848 group records it: its type and the broker's assignor
+        evaluation = {**evaluate(case), "group_type": "consumer", "assignor": "uniform"}
         store.record_evaluations(plan_id, [evaluation])
         store.record_decisions(plan_id, decide_all([evaluation]))
         store.finish_plan(plan_id, "succeeded")
@@ -250,6 +251,12 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             assert metrics.is_visible()
             assert "lag-optimal" in metrics.inner_text()
             assert page.locator("table.moves").count() == 1
+            # what the cluster runs, and the row that does what Kafka does
+            cluster = page.locator("p.cluster")
+            assert cluster.is_visible()
+            assert cluster.inner_text() == "group type consumer · assignor uniform · Kafka's row: uniform"
+            kafka_row = metrics.locator("tbody tr", has=page.locator("span.tag.kafka"))
+            assert kafka_row.count() == 1 and kafka_row.locator("td").first.inner_text().startswith("uniform")
             page.screenshot(path=str(ARTIFACT), full_page=True)
 
             # a group planned in time: catch-up next to lag, per group, strategy and member
@@ -260,6 +267,7 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             )
             assert "max catch-up" in page.locator("table.metrics thead").inner_text()
             assert "48 min → 1 h 12 min" in page.locator("table.members").inner_text()
+            assert page.locator("p.cluster").count() == 0  # its snapshot did not say
             page.screenshot(path=str(ARTIFACT_IN_TIME), full_page=True)
 
             # the plans list and the group's history: max catch-up now → under the plan
