@@ -101,7 +101,7 @@ def test_offset_only_groups_are_discovered(module_kit: Kit, cluster: dict) -> No
     assert {p: r["lag"] for p, r in rows.items()} == {0: 0, 1: 0, 2: 0, 3: 15, 4: 0, 5: 0}
 
 
-def test_subscribed_members_are_described(module_kit: Kit, cluster: dict) -> None:
+def test_subscribed_members_are_described(module_kit: Kit, cluster: dict, tmp_path) -> None:
     from confluent_kafka import Consumer
 
     group = module_kit.name("live")
@@ -133,6 +133,18 @@ def test_subscribed_members_are_described(module_kit: Kit, cluster: dict) -> Non
     assert member["topics"] == [cluster["orders"]]
     assert sorted(a["partition"] for a in member["assignment"]) == list(range(6))
     assert len(_rows(snap, group)) == 6
+    # what the group runs reaches its evaluation, the audit trail and `plans show`
+    from lagassign.cli.plans import plan_text
+    from lagassign.pipeline.evaluation import evaluate_snapshot
+    from lagassign.store import AuditStore
+
+    [evaluation] = evaluate_snapshot(snap.write(tmp_path / "snapshot"), ["range", "lag", "current"])
+    assert (evaluation.group_type, evaluation.assignor) == (grow["group_type"], "range")
+    with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
+        plan_id = store.start_plan("manual")
+        store.record_evaluations(plan_id, [evaluation])
+        shown = plan_text(store.get_plan(plan_id))
+    assert "assignor range · Kafka's row: range" in shown
 
 
 def test_a_failed_group_is_marked_and_the_run_goes_on(module_kit: Kit, cluster: dict) -> None:
