@@ -80,21 +80,24 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
 
 
 def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
-    """A largest catch-up time no plan under the proportional counts beats (shared subscription).
+    """A largest catch-up time no plan under drain-optimal's count rules beats (proportional
+    counts with a shared subscription, free counts with mixed ones).
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
     T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
     the heaviest partitions' best placement with every member topped up to its fewest
-    (``drain_exact.heavy_bound``). ``upper``, the time of a plan in hand, lets that search
-    stop early (the bound is then at most ``upper``).
+    (``drain_exact.heavy_bound``); with mixed subscriptions, ``pool_bound`` too. ``upper``,
+    the time of a plan in hand, lets that search stop early (the bound is then at most it).
     """
     bound = lower_bound_catch_up(group)
     if not timed(group):
         return bound
-    if not group.identical_subscriptions:
-        return max(bound, pool_bound(group))
-    counts = proportional_counts(group)
+    if group.identical_subscriptions:
+        counts = proportional_counts(group)
+    else:
+        bound = max(bound, pool_bound(group))
+        counts = {mid: (0, len(group.assignable)) for mid in group.member_ids}
     lags = sorted(group.lag[tp] for tp in group.assignable)
     rates = sorted(inflow(group)[tp] for tp in group.assignable)
     lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
