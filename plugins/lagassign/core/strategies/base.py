@@ -47,6 +47,8 @@ class CertifiedAssignment(Assignment):
         self.proven_optimal = proven_optimal
         #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
         self.proven_catch_up = proven_catch_up
+        #: a largest catch-up time the strategy proved no plan under its rules beats (or None)
+        self.catch_up_bound: float | None = None
 
     def _fields(self) -> tuple:
         return (*super()._fields(), self.proven_optimal, self.proven_catch_up)

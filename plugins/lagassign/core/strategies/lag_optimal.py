@@ -79,14 +79,16 @@ import hashlib
 import heapq
 from collections.abc import Iterable
 
+import numpy as np
+
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from .base import CertifiedAssignment, Strategy, build
 from .exact import solve, solver_available
-from .lag import lag_layout
-from .lag_aware import lag_aware_layout
-from .lagsearch import Layout, Search, pick
+from .lag import _layout as _lag_layout
+from .lag_aware import lag_aware_index, lag_aware_layout
+from .lagsearch import IndexLayout, Layout, Search, Seed, pick, to_index
 from .racks import rack_local_swaps
 from .sticky import sticky_passes
 
@@ -100,20 +102,26 @@ def _tie_key(group: str):
     return key
 
 
-def _capped_longest_first(group: GroupSnapshot, tie) -> Layout:
+def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> IndexLayout:
     """Longest-lag-first to the least-loaded member that still has room under its count quota.
 
     For a shared subscription: every member ends with floor(P/N) or ceil(P/N) partitions,
     and only P mod N of them with the ceiling, so the zero-lag tail fills the counts last.
+    Partition indices per member id; heaviest first, equal lags by index (by TopicPartition).
     """
-    lag = group.lag
+    lags = group.lags
     n = len(group.members)
-    floor, ceil_slots = divmod(len(group.assignable), n)
-    ties = {mid: tie(mid) for mid in group.member_ids}
+    index = group.assignable_index
+    floor, ceil_slots = divmod(len(index), n)
     heap = [(0, ties[mid], mid) for mid in group.member_ids]
     heapq.heapify(heap)
-    layout: Layout = {mid: [] for mid in group.member_ids}
-    for tp in sorted(group.assignable, key=lambda tp: (-lag[tp], tp)):
+    layout: IndexLayout = {mid: [] for mid in group.member_ids}
+    arr = group.lag_array
+    if arr.dtype != object:
+        ordered = np.asarray(index)[np.argsort(-arr[index], kind="stable")].tolist()
+    else:
+        ordered = sorted(index, key=lambda i: -lags[i])  # stable: equal lags by index
+    for i in ordered:
         while True:
             load, t, mid = heapq.heappop(heap)
             room = len(layout[mid]) < floor or (len(layout[mid]) == floor and ceil_slots > 0)
@@ -122,8 +130,8 @@ def _capped_longest_first(group: GroupSnapshot, tie) -> Layout:
             # Full: drop it from the heap for good.
         if len(layout[mid]) == floor:
             ceil_slots -= 1
-        layout[mid].append(tp)
-        heapq.heappush(heap, (load + lag[tp], t, mid))
+        layout[mid].append(i)
+        heapq.heappush(heap, (load + lags[i], t, mid))
     return layout
 
 
@@ -154,6 +162,38 @@ def _differencing(group: GroupSnapshot, tie) -> Layout:
     sets = [held for _, held in heap[0][2]] if heap else []
     members = sorted(group.member_ids, key=tie)
     return {mid: sets[i] if i < len(sets) else [] for i, mid in enumerate(members)}
+
+
+def _lag_aware_seed(group: GroupSnapshot, tie) -> IndexLayout:
+    """lag-aware's layout (ties by ``tie``, the id if None) as partition indices per member id."""
+    index = lag_aware_index(group, tie)
+    if index is None:
+        return to_index(group, lag_aware_layout(group, tie))
+    return dict(zip(group.member_ids, index, strict=True))
+
+
+def _meets_count_guarantee(group: GroupSnapshot, layout: IndexLayout) -> bool:
+    """``scoring.meets_count_guarantee`` on partition indices."""
+    counts = {mid: len(idx) for mid, idx in layout.items()}
+    if max(counts.values()) - min(counts.values()) <= 1:
+        return True
+    fewest_of: dict[int, int] = {}  # per subscriber list: topics with the same subscribers share one
+    fewest = {}
+    for t, subs in group.subscribers.items():
+        if id(subs) not in fewest_of:
+            fewest_of[id(subs)] = min(counts[mid] for mid in subs)
+        fewest[t] = fewest_of[id(subs)]
+    topic = group.columns.topics
+    return all(fewest[topic[i]] > counts[mid] - 2 for mid, idx in layout.items() for i in idx)
+
+
+def _certified(
+    name: str, group: GroupSnapshot, positions: dict[str, list[int]], notes: list[str], proven: bool
+) -> CertifiedAssignment:
+    """A CertifiedAssignment given as sorted partition indices per member id."""
+    out = CertifiedAssignment(name, None, None, notes, proven_optimal=proven)
+    out._indexed, out._group = positions, group
+    return out
 
 
 # The exact polish builds one binary variable per (partition, eligible member) pair: beyond this
@@ -222,44 +262,57 @@ class LagOptimalStrategy(Strategy):
         self.count_slack = count_slack or 0
         self.exact_budget = exact_budget or 0
 
-    def _seeds(self, group: GroupSnapshot, tie) -> Iterable[tuple[str, Layout, bool]]:
+    def _seeds(
+        self, group: GroupSnapshot, tie, ties: dict[str, bytes]
+    ) -> Iterable[tuple[str, IndexLayout, bool]]:
         """(name, layout, worth searching): the first seeds are searched, the others compared."""
         if group.identical_subscriptions:
-            yield "longest-first", _capped_longest_first(group, tie), True
+            yield "longest-first", _capped_longest_first(group, ties), True
         else:
             # lag-aware's own build, ties by the hash: no member is favoured for sorting first.
-            yield "longest-first", lag_aware_layout(group, tie), True
-        if group.owner:
-            yield "sticky", sticky_passes(group), True
-        yield "lag-aware", lag_aware_layout(group), False
-        by_lag = lag_layout(group)
-        if meets_count_guarantee(group, by_lag):
+            yield "longest-first", _lag_aware_seed(group, tie), True
+        if group.owned_count:
+            yield "sticky", to_index(group, sticky_passes(group)), True
+        yield "lag-aware", _lag_aware_seed(group, None), False
+        by_lag = {mid: list(idx) for mid, idx in zip(group.member_ids, _lag_layout(group), strict=True)}
+        if _meets_count_guarantee(group, by_lag):
             yield "lag", by_lag, False
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on
         groups it cannot plan in time); each caller gets its own lists."""
-        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget)
+        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget, self.rack)
         if key not in group.memo:
             group.memo[key] = self._plan(group)
         plan = group.memo[key]
+        if plan.is_indexed(group):
+            positions = {mid: list(idx) for mid, idx in plan.positions(group).items()}
+            return _certified(self.name, group, positions, list(plan.notes), plan.proven_optimal)
         members = {mid: list(tps) for mid, tps in plan.members.items()}
         return CertifiedAssignment(self.name, members, None, list(plan.notes), plan.proven_optimal)
 
     def _plan(self, group: GroupSnapshot) -> CertifiedAssignment:
         tie = _tie_key(group.group)
+        ties = {mid: tie(mid) for mid in group.member_ids}
         # count_slack relaxes counts only where all members share one subscription; mixed
         # groups keep Kafka's balance condition whatever it says.
         slack = self.count_slack if group.identical_subscriptions else 0
         floor = balanced_lower_bound_max_lag(group, slack)
-        results: list[Search] = []
+        results: list[Search | Seed] = []
         fewest_moves = None
-        for _, layout, worth_searching in self._seeds(group, tie):
-            search = Search(group, layout, self.max_moves, tie, slack)
+        for _, layout, worth_searching in self._seeds(group, tie, ties):
+            if not worth_searching:
+                # compared only: its max lag, moves and spread, without a search's state
+                seed = Seed(group, layout)
+                fewest_moves = seed.moves if fewest_moves is None else min(fewest_moves, seed.moves)
+                if self.max_moves is None or seed.moves <= self.max_moves:
+                    results.append(seed)
+                continue
+            search = Search(group, layout, self.max_moves, ties, slack)
             fewest_moves = search.moves if fewest_moves is None else min(fewest_moves, search.moves)
             if self.max_moves is not None and search.moves > self.max_moves:
                 continue
-            if worth_searching and results:
+            if results:
                 # A later seed is there to reach the same max lag with fewer moves: it need not
                 # go lower, and it may spend fewer moves than the best answer so far.
                 leader = pick(results)
@@ -268,7 +321,7 @@ class LagOptimalStrategy(Strategy):
                 search.max_moves = min(leader.moves - 1, cap)
                 if search.moves <= search.max_moves:
                     search.run(max(floor, leader.max_lag), sweep=False)
-            elif worth_searching:
+            else:
                 search.run(floor)
             results.append(search)
         best = pick(results)
@@ -279,18 +332,23 @@ class LagOptimalStrategy(Strategy):
             )
         proven = best.max_lag <= floor
         if not proven and self.exact_budget > 0 and self._pairs(group) <= EXACT_MAX_PAIRS:
-            best, proven = self._polish(group, best, floor, slack, tie)
-        layout = best.layout()
+            best, proven = self._polish(group, best, floor, slack, ties)
         if self.rack == "prefer" and group.rack_aware:
-            layout = rack_local_swaps(group, layout, best.max_lag, self.max_moves)
-        a = build(self.name, group, layout)
-        return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
+            local = rack_local_swaps(group, best.layout(), best.max_lag, self.max_moves)
+            a = build(self.name, group, local)
+            return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
+        positions = {mid: sorted(idx) for mid, idx in best.layout_index().items()}
+        return _certified(
+            self.name, group, {mid: positions.get(mid, []) for mid in group.member_ids}, [], proven
+        )
 
     @staticmethod
     def _pairs(group: GroupSnapshot) -> int:
         return sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
 
-    def _polish(self, group: GroupSnapshot, best: Search, floor: int, slack: int, tie) -> tuple[Search, bool]:
+    def _polish(
+        self, group: GroupSnapshot, best: Search | Seed, floor: int, slack: int, ties: dict[str, bytes]
+    ) -> tuple[Search | Seed, bool]:
         """The exact model (``exact.solve``) started from the search's answer, within the budget:
         a better answer replaces it (spread and moves then tidied by a search from there)."""
         result = solve(
@@ -300,7 +358,7 @@ class LagOptimalStrategy(Strategy):
             layout = result.layout
             if group.identical_subscriptions and self.max_moves is None and group.owner:
                 layout = _keep_owners(group, layout)
-            better = Search(group, layout, self.max_moves, tie, slack)
+            better = Search(group, to_index(group, layout), self.max_moves, ties, slack)
             better.run(better.max_lag)
             if better.max_lag < best.max_lag:
                 best = better

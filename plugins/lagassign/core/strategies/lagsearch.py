@@ -12,6 +12,9 @@ subscriptions) a partition may pass from a member at the high count to one at th
 within ``count_range`` (floor(P/N) and ceil(P/N), widened by ``count_slack``); otherwise counts
 are frozen and a swap is allowed only where no member with two or more fewer partitions could
 take the partition a member receives (Kafka's balance condition stays true).
+
+Partitions are the group's partition indices (``GroupSnapshot.columns``), not TopicPartition
+objects: at Kafka's benchmark point a search then builds nothing per partition.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 
 import numpy as np
 
 from ..model import GroupSnapshot, TopicPartition
 
 Layout = dict[str, list[TopicPartition]]
-Held = tuple[int, TopicPartition]  # (lag, partition): a member's partitions sort by lag
+#: partition indices per member id: what a search starts from
+IndexLayout = dict[str, list[int]]
+# (lag, partition index): a member's partitions sort by lag, then index (the TopicPartition's
+# order: indices follow topic, then partition number)
+Held = tuple[int, int]
 # (distance of the two members' new loads from their mean, kind: 0 hand-over / 1 swap, p, q)
 Candidate = tuple[float, int, Held, Held | None]
 
@@ -46,6 +54,8 @@ _SMALL = 160
 #: from this many members a scan's order is sorted with numpy (loads must fit in int64)
 _LEXSORT_FROM = 256
 _INT64_SAFE = 1 << 62
+_LAG = itemgetter(0)  # a held partition's lag
+_DIST_KIND = itemgetter(0, 1)  # a candidate's (distance, kind)
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
@@ -56,6 +66,25 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     else:
         idx = np.argsort(values, kind="stable")
     return idx[np.isfinite(values[idx])]
+
+
+def _any_exchange(
+    h_list: list[Held], h_lags: np.ndarray, l_lags: np.ndarray, gap: int, hand_over: bool
+) -> bool:
+    """Whether some hand-over (if allowed) or swap leaves both members strictly below the
+    heavier one: a partition with lag in (0, gap), or a pair with 0 < p - q < gap (for each p
+    the largest q below it is the one to look at). When not, ``_candidates_numpy`` finds
+    nothing either: for each p it scores the q just above and just below p - gap/2, and one of
+    those is in the gap whenever any is."""
+    if hand_over:
+        first = bisect_left(h_list, (1,))
+        if first < len(h_list) and h_list[first][0] < gap:
+            return True
+    if not len(l_lags):
+        return False
+    below = np.searchsorted(l_lags, h_lags) - 1
+    has = below >= 0
+    return bool((h_lags[has] - l_lags[below[has]] < gap).any())
 
 
 def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
@@ -75,8 +104,9 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
 class _Picked(Sequence[str]):
     """Members in a given order of their indices, looked up only as far as a scan reads."""
 
-    def __init__(self, members: list[str], order: list[int]) -> None:
-        self._members, self._order = members, order
+    def __init__(self, members: list[str], order: np.ndarray) -> None:
+        self._members, self._order = members, order.tolist()
+        self.array = order  # the member positions, as numpy's sort gave them
 
     def __len__(self) -> int:
         return len(self._order)
@@ -96,19 +126,23 @@ class Search:
     def __init__(
         self,
         group: GroupSnapshot,
-        layout: Layout,
+        layout: IndexLayout,
         max_moves: int | None,
-        tie: Callable[[str], bytes],
+        tie: Callable[[str], bytes] | dict[str, bytes],
         count_slack: int = 0,
     ) -> None:
-        self.lag = group.lag
-        self.topics = {m.id: m.topics for m in group.members}
-        self.before = group.owner
+        """``layout``: partition indices per member id; ``tie``: the tie key of a member id, or
+        those keys already made, by id."""
+        self.group = group
+        self.lag = lags = group.lags
+        self.topic = group.columns.topics  # topic of each partition index
+        self.topics = group.topics_of
+        self.before = _owners(group)
         self.max_moves = max_moves
-        self.tie = {m.id: tie(m.id) for m in group.members}
+        self.tie = tie if isinstance(tie, dict) else {m.id: tie(m.id) for m in group.members}
         # ties as unsigned 64-bit integers order like the bytes only when all are 8 bytes long
         self.held: dict[str, list[Held]] = {
-            mid: sorted((self.lag[tp], tp) for tp in tps) for mid, tps in layout.items()
+            mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
         }
         self._arrays: dict[str, np.ndarray] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
@@ -117,7 +151,10 @@ class Search:
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
-        self._held_subscribed = all(tp.topic in self.topics[m] for m, h in self.held.items() for _, tp in h)
+        topic = self.topic
+        self._held_subscribed = all(
+            self.topics[m].issuperset({topic[i] for _, i in h}) for m, h in self.held.items()
+        )
         self._apart_cache: dict[tuple[int, int], bool] = {}
         self._position = {m: i for i, m in enumerate(self._members)}
         # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
@@ -128,12 +165,9 @@ class Search:
             len(t) == 8 for t in self.tie.values()
         )
         self.count = {mid: len(h) for mid, h in self.held.items()}
-        held_now = {tp for h in self.held.values() for _, tp in h}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
         # moved whatever we do; they count, as scoring counts them.
-        self.moves = sum(1 for tp in self.before if tp not in held_now) + sum(
-            1 for mid, h in self.held.items() for _, tp in h if self.before.get(tp, mid) != mid
-        )
+        self.moves = _moves(group, self.before, self.held)
         # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
         # current while its load equals the member's load (entries are pushed on every change).
         self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
@@ -147,6 +181,11 @@ class Search:
         self._min_count: dict[str, int] | None = None
         self._scans = 0
         self._order: Sequence[str] = []
+        # for full scans with numpy (``_scan_picked``): loads by position, subscription classes
+        self._loads_now: np.ndarray | None = None
+        self._class_of: np.ndarray | None = None
+        self._class_first: dict[int, str] = {}
+        self._apart_masks: dict[frozenset[str], np.ndarray | None] = {}
 
     # -- the rules ---------------------------------------------------------------------------
 
@@ -160,16 +199,17 @@ class Search:
             }
         return self._min_count
 
-    def _move_cost(self, tp: TopicPartition, src: str, dst: str) -> int:
+    def _move_cost(self, tp: int, src: str, dst: str) -> int:
         ob = self.before.get(tp)
         if ob is None:
             return 0
         return (dst != ob) - (src != ob)
 
-    def _may_receive(self, mid: str, tp: TopicPartition) -> bool:
-        if tp.topic not in self.topics[mid]:
+    def _may_receive(self, mid: str, tp: int) -> bool:
+        topic = self.topic[tp]
+        if topic not in self.topics[mid]:
             return False
-        return self.flexible or self.min_count[tp.topic] > self.count[mid] - 2
+        return self.flexible or self.min_count[topic] > self.count[mid] - 2
 
     def _may_hand_over(self, giver: str, taker: str) -> bool:
         """Whether one partition may pass from giver to taker under the count rules."""
@@ -198,7 +238,8 @@ class Search:
     def _lags(self, mid: str) -> np.ndarray:
         arr = self._arrays.get(mid)
         if arr is None:
-            arr = self._arrays[mid] = np.fromiter((lg for lg, _ in self.held[mid]), np.int64)
+            held = self.held[mid]
+            arr = self._arrays[mid] = np.fromiter(map(_LAG, held), np.int64, len(held))
         return arr
 
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
@@ -207,11 +248,17 @@ class Search:
         out: list[Candidate] = []
         if self._may_hand_over(heavy, light):
             out += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+        if not l_list:
+            return out
+        smallest = l_list[0][0]
         for p in h_list:
-            for q in l_list:
-                d = p[0] - q[0]
-                if 0 < d < gap:
-                    out.append((abs(d - half), 1, p, q))
+            lg = p[0]
+            if lg <= smallest:
+                continue
+            # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
+            # slice of the sorted list, in its order
+            for q in l_list[bisect_left(l_list, (lg - gap + 1,)) : bisect_left(l_list, (lg,))]:
+                out.append((abs(lg - q[0] - half), 1, p, q))
         return out
 
     def _candidates_numpy(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
@@ -221,7 +268,10 @@ class Search:
         h_list, l_list = self.held[heavy], self.held[light]
         h_lags, l_lags = self._lags(heavy), self._lags(light)
         out: list[Candidate] = []
-        if self._may_hand_over(heavy, light):
+        hand_over = self._may_hand_over(heavy, light)
+        if not _any_exchange(h_list, h_lags, l_lags, gap, hand_over):
+            return out  # what the scoring below would find too: nothing in the gap
+        if hand_over:
             dist = np.abs(h_lags - half)
             dist[(h_lags <= 0) | (h_lags >= gap)] = np.inf
             out += [(float(dist[i]), 0, h_list[int(i)], None) for i in _smallest(dist, 4)]
@@ -254,7 +304,7 @@ class Search:
         half = gap / 2
         small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
         options = (self._candidates_small if small else self._candidates_numpy)(heavy, light, gap, half)
-        options.sort(key=lambda o: (o[0], o[1]))
+        options.sort(key=_DIST_KIND)
         best, best_key = None, None
         for dist, _, p, q in options:
             if best_key is not None and dist > best_key[0]:
@@ -292,9 +342,15 @@ class Search:
             insort(self.held[giver], q)
             self.load[taker] -= q[0]
             self.load[giver] += q[0]
-        for m in (giver, taker):
+        self._pushed(giver, taker)
+
+    def _pushed(self, *members: str) -> None:
+        """Members whose loads changed: new heap entries, and the load array if made."""
+        for m in members:
             heapq.heappush(self._light, (self.load[m], self.tie[m], m))
             heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+            if self._loads_now is not None:
+                self._loads_now[self._position[m]] = self.load[m]
 
     # -- which members to pair ---------------------------------------------------------------
 
@@ -333,7 +389,7 @@ class Search:
             return sorted(members, key=lambda m: (held[m][0][0] if held[m] else 0, load[m], tie[m]))
         return _Picked(members, self._lexsorted())
 
-    def _lexsorted(self) -> list[int]:
+    def _lexsorted(self) -> np.ndarray:
         held, load, tie = self.held, self.load, self.tie
         members = self._members
         if self._scan_keys is None:
@@ -349,7 +405,7 @@ class Search:
                 firsts[i] = held[m][0][0] if held[m] else 0
                 loads[i] = load[m]
         self._dirty.clear()
-        return np.lexsort(self._scan_keys).tolist()
+        return np.lexsort(self._scan_keys)
 
     def _touched(self, *members: str) -> None:
         """Members whose partitions changed: their cached arrays and sort keys are stale."""
@@ -371,6 +427,8 @@ class Search:
         ones for smaller ones, wherever they are.
         """
         order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
+        if isinstance(order, _Picked):
+            return self._scan_picked(heavy, order)
         for light in order:
             if self.attempts >= self.budget:
                 return False
@@ -383,6 +441,57 @@ class Search:
                 self._apply(heavy, light, *exchange)
                 return True
         return False
+
+    def _scan_picked(self, heavy: str, order: _Picked) -> bool:
+        """``_improve_member``'s full scan over thousands of members, with numpy: the members
+        lighter than ``heavy`` are found at once, and those whose subscription shares no topic
+        with it (``_apart``, no exchange possible) are counted as looked at without a call.
+        The same exchanges, in the same order, and the same count of work as member by member."""
+        positions = order.array
+        load_h = self.load[heavy]
+        lighter = positions[self._load_array()[positions] < load_h]
+        apart = self._apart_mask(heavy)
+        ranks = range(len(lighter)) if apart is None else np.flatnonzero(~apart[lighter]).tolist()
+        start, budget = self.attempts, self.budget
+        members = self._members
+        for k in ranks:
+            if start + k >= budget:  # member by member, the scan stops where the work runs out
+                self.attempts = max(start, budget)
+                return False
+            self.attempts = start + k  # the apart members before this one, each looked at once
+            light = members[lighter[k]]
+            exchange = self._best_exchange(heavy, light)
+            if exchange is not None:
+                self._apply(heavy, light, *exchange)
+                return True
+        self.attempts = max(start, budget) if start + len(lighter) >= budget else start + len(lighter)
+        return False
+
+    def _load_array(self) -> np.ndarray:
+        """Loads by member position, kept up to date on every change (made on first use)."""
+        if self._loads_now is None:
+            self._loads_now = np.array([self.load[m] for m in self._members], np.int64)
+        return self._loads_now
+
+    def _apart_mask(self, heavy: str) -> np.ndarray | None:
+        """Per member position, whether ``_apart(heavy, member)``; None when no member is."""
+        if not self._held_subscribed:
+            return None
+        key = self.topics[heavy]
+        if key not in self._apart_masks:
+            if self._class_of is None:  # members by subscription (equal topic sets)
+                number: dict[frozenset[str], int] = {}
+                self._class_of = np.array(
+                    [number.setdefault(self.topics[m], len(number)) for m in self._members], np.int64
+                )
+                self._class_first = {}
+                for m, c in zip(self._members, self._class_of.tolist(), strict=True):
+                    self._class_first.setdefault(c, m)
+            by_class = np.array(
+                [self._apart(heavy, self._class_first[c]) for c in range(len(self._class_first))], bool
+            )
+            self._apart_masks[key] = by_class[self._class_of] if by_class.any() else None
+        return self._apart_masks[key]
 
     # -- the search --------------------------------------------------------------------------
 
@@ -467,8 +576,9 @@ class Search:
                 keys = [sb for sb, _ in sums_b]
                 for sa, mask_a in sums_a:
                     k = bisect_left(keys, target - sa)
-                    for sb, mask_b in sums_b[max(0, k - 1) : k + 1]:
-                        worst = max(sa + sb, total - sa - sb)
+                    for sb, mask_b in sums_b[k - 1 if k else 0 : k + 1]:
+                        heavier = sa + sb
+                        worst = heavier if heavier >= total - heavier else total - heavier
                         if worst < best_worst:
                             mask = mask_a | (mask_b << half)
                             if self._resplit_allowed(heavy, light, pool, mask):
@@ -500,9 +610,7 @@ class Search:
         for p in list(self.held[light]):
             if p in kept:
                 self._move_one(light, heavy, p)
-        for m in (heavy, light):
-            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
-            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+        self._pushed(heavy, light)
 
     def _move_one(self, giver: str, taker: str, p: Held) -> None:
         self.moves += self._move_cost(p[1], giver, taker)
@@ -516,11 +624,15 @@ class Search:
 
     def _undo_needless_moves(self) -> None:
         """Send displaced partitions back home where max lag and spread do not grow."""
+        if not self.before:
+            return  # nothing was owned: nothing to send home
         lo, hi = min(self.load.values()), max(self.load.values())
+        before = self.before
         for mid in sorted(self.held):
-            for p in list(self.held[mid]):
-                home = self.before.get(p[1])
-                if home is None or home == mid or p not in self.held[mid]:
+            # the member's displaced partitions, as its list reads when the loop gets here
+            for p in [p for p in self.held[mid] if before.get(p[1], mid) != mid]:
+                home = before[p[1]]
+                if p not in self.held[mid]:
                     continue
                 fits = lo <= self.load[mid] - p[0] and self.load[home] + p[0] <= hi
                 if fits and self._may_hand_over(mid, home) and self._allowed(mid, home, p, None) is not None:
@@ -544,7 +656,13 @@ class Search:
     # -- results -----------------------------------------------------------------------------
 
     def layout(self) -> Layout:
-        return {mid: [tp for _, tp in h] for mid, h in self.held.items()}
+        """TopicPartitions per member id, each member's by lag."""
+        tps = self.group.tps
+        return {mid: [tps[i] for _, i in h] for mid, h in self.held.items()}
+
+    def layout_index(self) -> IndexLayout:
+        """Partition indices per member id, each member's by lag."""
+        return {mid: [i for _, i in h] for mid, h in self.held.items()}
 
     @property
     def max_lag(self) -> int:
@@ -555,7 +673,67 @@ class Search:
         return self.max_lag - min(self.load.values())
 
 
-def pick(results: list[Search]) -> Search | None:
+class Seed:
+    """A layout only compared, never searched: what ``pick`` reads of a search, made without
+    a search's state (heaps, sorted lists, numpy keys)."""
+
+    def __init__(self, group: GroupSnapshot, layout: IndexLayout) -> None:
+        self.group = group
+        self._layout = layout
+        lags = group.lags
+        self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        before = _owners(group)
+        if group.owned_count:
+            kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
+            self.moves = group.owned_count - kept
+        else:
+            self.moves = 0
+
+    @property
+    def max_lag(self) -> int:
+        return max(self.loads.values())
+
+    @property
+    def spread(self) -> int:
+        return self.max_lag - min(self.loads.values())
+
+    def layout_index(self) -> IndexLayout:
+        """Partition indices per member id, each member's by lag (as a search gives them)."""
+        lags = self.group.lags
+        return {mid: sorted(idx, key=lambda i: (lags[i], i)) for mid, idx in self._layout.items()}
+
+    def layout(self) -> Layout:
+        tps = self.group.tps
+        return {mid: [tps[i] for i in idx] for mid, idx in self.layout_index().items()}
+
+
+def _owners(group: GroupSnapshot) -> dict[int, str]:
+    """Current owner id of each owned partition index (owned partitions the group lists);
+    made once per group (read-only)."""
+    if not group.owned_count:
+        return {}
+    if "lagsearch:owners" not in group.memo:
+        ids = group.member_ids
+        group.memo["lagsearch:owners"] = {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0}
+    return group.memo["lagsearch:owners"]
+
+
+def _moves(group: GroupSnapshot, before: dict[int, str], held: dict[str, list[Held]]) -> int:
+    """Owned partitions that end with another owner, or with none (also those the group does
+    not list, or whose topic nobody subscribes to any more)."""
+    if not group.owned_count:
+        return 0
+    kept = sum(1 for mid, h in held.items() for _, i in h if before.get(i) == mid)
+    return group.owned_count - kept
+
+
+def to_index(group: GroupSnapshot, layout: Layout) -> IndexLayout:
+    """A layout of TopicPartitions as partition indices."""
+    index = group.index_of
+    return {mid: list(map(index.__getitem__, tps)) for mid, tps in layout.items()}
+
+
+def pick(results: Sequence[Search | Seed]) -> Search | Seed | None:
     """Smallest max lag; among answers that equal it, fewest moves, then smallest spread.
 
     Each search already lowers the spread as far as its exchanges can; between answers with

@@ -1,4 +1,5 @@
-"""Rack locality (KIP-881) as a polish: swaps that read more partitions on their own rack.
+"""Rack locality (KIP-881) as a polish for the lag strategies: swaps that read more
+partitions on their own rack.
 
 Two members swap two partitions of the same topic when that makes more partitions rack-local
 (a replica on the consumer's rack) and raises neither member's lag above ``limit``. Counts and

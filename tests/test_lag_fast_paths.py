@@ -1,0 +1,108 @@
+"""The lag strategies' fast paths give the answers of their general code, on random groups.
+
+lag-aware deals in rounds (``lagrounds``) where every topic has one class of subscribers; the
+general code (``LoadBook``, partition by partition) is the reference it must match exactly,
+each member's partitions in the same order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+from groups import cases
+from hypothesis import given
+from lagassign.core.case import parse_case
+from lagassign.core.model import GroupSnapshot
+from lagassign.core.strategies.lag_aware import _lag_aware_book, lag_aware_index
+from lagassign.core.strategies.lagrounds import closed_classes, rounds_layout
+
+
+def _hashed(mid: str) -> bytes:
+    return hashlib.blake2b(mid.encode(), digest_size=8).digest()
+
+
+def _reference(group: GroupSnapshot, tie=None) -> list[list[int]]:
+    index = group.index_of
+    book = _lag_aware_book(group, tie)
+    return [[index[tp] for tp in book.held[mid]] for mid in group.member_ids]
+
+
+def _bucket_case(rnd: random.Random) -> dict:
+    """Members in buckets, each bucket on its own topics (Kafka's benchmark shape), with ties."""
+    members, partitions = [], []
+    for b in range(rnd.randint(1, 4)):
+        topics = [f"b{b}t{i}" for i in range(rnd.randint(1, 3))]
+        for t in topics:
+            for p in range(rnd.randint(1, 9)):
+                partitions.append(
+                    {"topic": t, "partition": p, "lag": rnd.choice((0, 5, 5, rnd.randint(0, 50)))}
+                )
+        for i in range(rnd.randint(1, 5)):
+            members.append({"id": f"m{b}-{i}-{rnd.randint(0, 99)}", "topics": topics, "owned": []})
+    return {"group": "g", "members": members, "partitions": partitions}
+
+
+@given(cases(max_members=7, max_topics=4, max_partitions=9, subscriptions="identical"))
+def test_rounds_match_the_pass_on_identical_subscriptions(case):
+    group = parse_case(case)
+    assert rounds_layout(group) == _reference(group)
+    assert rounds_layout(group, _hashed) == _reference(group, _hashed)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_rounds_match_the_pass_on_buckets(seed):
+    group = parse_case(_bucket_case(random.Random(seed)))
+    assert closed_classes(group) is not None
+    assert rounds_layout(group) == _reference(group)
+    assert rounds_layout(group, _hashed) == _reference(group, _hashed)
+
+
+@given(cases(max_members=6, max_topics=4, max_partitions=6, subscriptions="mixed"))
+def test_rounds_apply_only_where_each_topic_has_one_class(case):
+    group = parse_case(case)
+    classes = {t: topics for topics in group.subscriptions for t in topics}
+    shared = any(
+        t in other and other != topics for t, topics in classes.items() for other in group.subscriptions
+    )
+    layout = lag_aware_index(group)
+    assert (layout is None) == shared
+    if layout is not None:
+        assert layout == _reference(group)
+
+
+def _big_case(seed: int, buckets: int, owned: bool) -> dict:
+    """Hundreds of members (numpy's full scans start at 256) in buckets of their own topics."""
+    rnd = random.Random(seed)
+    members, partitions = [], []
+    for b in range(buckets):
+        topics = [f"b{b}t{i}" for i in range(3)]
+        for t in topics:
+            for p in range(rnd.randint(900, 1100) // buckets):
+                lag = rnd.choice((0, rnd.randint(0, 10**6)))
+                partitions.append({"topic": t, "partition": p, "lag": lag})
+        for i in range(rnd.randint(260, 320) // buckets + 1):
+            members.append({"id": f"m{b}-{i:03d}", "topics": topics, "owned": []})
+    if owned:
+        for part in partitions:
+            holder = rnd.choice([m for m in members if part["topic"] in m["topics"]] + [None])
+            if holder is not None:
+                holder["owned"].append([part["topic"], part["partition"]])
+    return {"group": f"g{seed}", "members": members, "partitions": partitions}
+
+
+@pytest.mark.parametrize(
+    ("seed", "buckets", "owned"), [(1, 1, False), (2, 1, True), (3, 4, False), (4, 3, True)]
+)
+def test_numpy_full_scans_match_member_by_member(monkeypatch, seed, buckets, owned):
+    """lag-optimal on hundreds of members: full scans with numpy (``_scan_picked``) give the
+    plan that scanning member by member (the code for fewer members) gives."""
+    from lagassign.core.strategies import lagsearch
+    from lagassign.core.strategies.lag_optimal import LagOptimalStrategy
+
+    case = _big_case(seed, buckets, owned)
+    fast = LagOptimalStrategy().assign(parse_case(case))
+    monkeypatch.setattr(lagsearch, "_LEXSORT_FROM", 10**9)
+    slow = LagOptimalStrategy().assign(parse_case(case))
+    assert fast.members == slow.members
