@@ -6,11 +6,16 @@ Seeded groups with inflow on some partitions and unequal consumers (capacities o
 largest catch-up time over the lower bound (median, p95, max; goal median <= 1.01, p95 <=
 1.05; groups where no plan under the count rules catches up are counted as "never", not
 ratioed; where drain-optimal's exact search proved its plan, "proved", the plan's own time is
-the bound), how many times longer lag-optimal's and lag-aware's plans take to catch up (median, and
-how many of them never do), and ms per group. Then the identity check: on the same groups with
+the bound; with the exact polish its certified bound counts too), how many times longer
+lag-optimal's and lag-aware's plans take to catch up (median, and how many of them never do),
+and ms per group. Then the identity check: on the same groups with
 equal capacities and no inflow, drain-optimal's plan equals lag-optimal's in every group.
+Printed twice: drain-optimal as it is by default, then with ``exact_budget`` (the HiGHS
+polish of ``drain_milp``, when highspy is installed; the identity check only in the first:
+with a budget drain-optimal hands those groups to lag-optimal with the same budget, whose own
+polish keeps what it found when time runs out, so two runs of lag-optimal itself can differ).
 
-    .venv/bin/python bench/drain.py [--seed 15] [--groups 40]
+    .venv/bin/python bench/drain.py [--seed 15] [--groups 40] [--exact-budget 2]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from lagassign.core.case import parse_case
 from lagassign.core.catchup import lower_bound_catch_up, member_times
 from lagassign.core.strategies import get_strategy
 from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+from lagassign.core.strategies.exact import solver_available
 
 SIZES = [(4, 12), (8, 40), (12, 100), (20, 200)]
 
@@ -64,17 +70,9 @@ def q(values: list[float], frac: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(frac * len(ordered)) - 1)]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--groups", type=int, default=40, help="groups per size")
-    ap.add_argument("--mixed", action="store_true", help="mixed subscriptions")
-    args = ap.parse_args()
-    rnd = random.Random(args.seed)
-    print(
-        f"{args.groups} groups per size, seed {args.seed}, "
-        f"{'mixed' if args.mixed else 'identical'} subscriptions; times are largest catch-up seconds"
-    )
+def table(suite: list[tuple[str, list[tuple[dict, dict]]]], mixed: bool, budget: float) -> tuple[int, int]:
+    """One table over the seeded groups, drain-optimal with ``exact_budget`` = ``budget``;
+    returns (identical, compared) of the equal-capacity check."""
     head = (
         "size",
         "never",
@@ -90,19 +88,20 @@ def main() -> int:
         "max",
     )
     print("  ".join(f"{h:>{max(len(h), 8)}}" for h in head))
-    started = time.monotonic()
     identical, compared = 0, 0
-    for members, partitions in SIZES:
+    for size, cases in suite:
         ratios, vs_opt, vs_aware, ms = [], [], [], []
         never_opt = never_aware = hopeless = proved = 0
-        for _ in range(args.groups):
-            case = make_case(rnd, members, partitions, args.mixed, timed=True)
+        for case, plain in cases:
             group = parse_case(case)
             t0 = time.perf_counter()
-            plan = get_strategy("drain-optimal").assign(group)
+            plan = get_strategy("drain-optimal", exact_budget=budget).assign(group)
             ms.append((time.perf_counter() - t0) * 1000)
             drain = max(member_times(group, plan.members).values())
-            bound = proportional_lower_bound(group) if not args.mixed else lower_bound_catch_up(group)
+            bound = proportional_lower_bound(group, drain) if not mixed else lower_bound_catch_up(group)
+            certified = getattr(plan, "catch_up_bound", None)  # the exact polish's bound
+            if certified is not None:
+                bound = max(bound, certified)
             if getattr(plan, "proven_catch_up", False):  # the exact search proved no plan sooner:
                 bound, proved = max(bound, drain), proved + 1  # the plan's own time is the bound
             if drain == math.inf:  # no plan under the count rules catches up: not a ratio
@@ -116,13 +115,13 @@ def main() -> int:
                     never_aware += name == "lag-aware"
                 else:
                     out.append(other / drain if drain > 0 else 1.0)
-            plain = make_case(random.Random(rnd.random()), members, partitions, args.mixed, timed=False)
-            a = get_strategy("drain-optimal").assign(parse_case(plain)).members
-            b = get_strategy("lag-optimal").assign(parse_case(plain)).members
-            identical += a == b
-            compared += 1
+            if not budget:  # with a budget lag-optimal's own polish depends on timing (see main)
+                a = get_strategy("drain-optimal").assign(parse_case(plain)).members
+                b = get_strategy("lag-optimal").assign(parse_case(plain)).members
+                identical += a == b
+                compared += 1
         row = (
-            f"{members}x{partitions}",
+            size,
             str(hopeless),
             str(proved),
             f"{statistics.median(ratios):.4f}",
@@ -136,8 +135,55 @@ def main() -> int:
             f"{max(ms):.1f}",
         )
         print("  ".join(f"{v:>{max(len(h), 8)}}" for v, h in zip(row, head, strict=True)), flush=True)
-    print(f"equal capacities, no inflow: drain-optimal == lag-optimal in {identical} of {compared} groups")
-    print(f"total {time.monotonic() - started:.0f} s")
+    return identical, compared
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--groups", type=int, default=40, help="groups per size")
+    ap.add_argument("--mixed", action="store_true", help="mixed subscriptions")
+    ap.add_argument(
+        "--exact-budget",
+        type=float,
+        default=2.0,
+        help="seconds of drain-optimal's exact polish per group in the second table (0: skip it)",
+    )
+    args = ap.parse_args()
+    rnd = random.Random(args.seed)
+    suite = []
+    for members, partitions in SIZES:
+        cases = []
+        for _ in range(args.groups):
+            case = make_case(rnd, members, partitions, args.mixed, timed=True)
+            plain = make_case(random.Random(rnd.random()), members, partitions, args.mixed, timed=False)
+            cases.append((case, plain))
+        suite.append((f"{members}x{partitions}", cases))
+    print(
+        f"{args.groups} groups per size, seed {args.seed}, "
+        f"{'mixed' if args.mixed else 'identical'} subscriptions; times are largest catch-up seconds"
+    )
+    budgets = [0.0]
+    if args.exact_budget > 0:
+        if solver_available():
+            budgets.append(args.exact_budget)
+        else:
+            print("(no highspy: the table with drain-optimal's exact polish is skipped)")
+    for budget in budgets:
+        started = time.monotonic()
+        print(
+            f"\ndrain-optimal {'without exact polish' if not budget else f'with exact_budget={budget:g} s'}:"
+        )
+        identical, compared = table(suite, args.mixed, budget)
+        if compared:
+            print(
+                "equal capacities, no inflow: drain-optimal == lag-optimal in "
+                f"{identical} of {compared} groups"
+            )
+        else:  # drain-optimal hands such groups to lag-optimal with the same exact_budget, whose
+            # polish keeps what it found when the budget runs out: two runs of it may differ
+            print("equal capacities, no inflow: drain-optimal is lag-optimal with the same exact_budget")
+        print(f"total {time.monotonic() - started:.0f} s")
     return 0
 
 

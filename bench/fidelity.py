@@ -7,7 +7,11 @@ goal); and the rack-local partitions of range and the sticky pair against Kafka'
 with racks, where Kafka trades moves for locality). Needs the harness:
 ``scripts/kafka_harness.py`` first. Figures for people, not a test.
 
-    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026]
+    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20]
+
+``--big N`` adds N groups of 101-400 members with racks and owned partitions, one
+subscription and mixed ones (where sticky's chain search runs in blocks): per group, moves
+and rack-local partitions against Kafka's, and sticky's slowest group (CPU seconds).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--big", type=int, default=0, help="also this many groups of 101-400 members")
     args = parser.parse_args()
     if KAFKA_SKIP:
         raise SystemExit(f"Kafka harness not ready: {KAFKA_SKIP}")
@@ -76,12 +81,15 @@ def main() -> None:
             a, b = len(moved(g.owner, got)), len(moved(g.owner, k[theirs]))
             if racks:
                 la, lb = rack_local(g, got), rack_local(g, k[theirs])
+                subs = "identical" if g.identical_subscriptions else "mixed"
+                c[("racks", subs)] += ours == "sticky"
                 c[(ours, "local ours")] += la
                 c[(ours, "local kafka")] += lb
-                c[(ours, "local short")] += la < lb
+                c[(ours, "local short", subs)] += la < lb
                 c[(ours, "rack moves ours")] += a
                 c[(ours, "rack moves kafka")] += b
-                c[(ours, "rack more")] += a > b
+                c[(ours, "rack more", subs)] += a > b
+                c[(ours, "dominated", subs)] += la >= lb and a <= b
             else:
                 c[(ours, "moves ours")] += a
                 c[(ours, "moves kafka")] += b
@@ -118,16 +126,68 @@ def main() -> None:
     print(f"  {'range':<19} {c[('range', 'local ours')]} vs {c[('range', 'local kafka')]}")
     for ours, _ in PAIRS:
         print(
-            f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]},"
-            f" short of Kafka's in {c[(ours, 'local short')]} groups;"
+            f"  {ours:<19} {c[(ours, 'local ours')]} vs {c[(ours, 'local kafka')]};"
             f" moves {c[(ours, 'rack moves ours')]} vs {c[(ours, 'rack moves kafka')]}"
-            f" (more in {c[(ours, 'rack more')]} groups)"
         )
+    print("per group with racks: at least Kafka's rack-local and at most its moves (both) / short of")
+    print("its rack-local / more moves than Kafka's")
+    for ours, _ in PAIRS:
+        for subs in ("identical", "mixed"):
+            print(
+                f"  {ours:<19} {subs + ' subscriptions':<23}"
+                f" {c[(ours, 'dominated', subs)]}/{c[('racks', subs)]}"
+                f" / {c[(ours, 'local short', subs)]} / {c[(ours, 'rack more', subs)]}"
+            )
     print("rack option, groups with racks: cross-rack partitions, their lag, sum of max lag")
     for name, rack in RACK_OPTIONS:
         print(
             f"  {name + ' rack=' + rack:<22} {c[(name, rack, 'cross')]:>6}"
             f"  {c[(name, rack, 'cross lag')]:>12,}  {c[(name, rack, 'max lag')]:>12,}"
+        )
+    if args.big:
+        big(args.big, args.seed)
+
+
+def big(n: int, seed: int) -> None:
+    """Groups of 101-400 members with racks and owned partitions, per subscription kind."""
+    rnd = random.Random(seed)
+    print("big groups (101-400 members, racks, owned partitions), sticky per group against Kafka:")
+    for subs in ("identical", "mixed"):
+        cases = []
+        while len(cases) < n:
+            case = random_case(
+                rnd,
+                subs,
+                owned=True,
+                static=False,
+                racks=True,
+                max_members=400,
+                max_topics=12,
+                max_partitions=200,
+            )
+            if len(case["members"]) > 100:
+                cases.append(case)
+        c: Counter = Counter()
+        slowest = 0.0
+        for case, k in zip(cases, kafka_assign(cases), strict=True):
+            g = parse_case(case)
+            start = time.process_time()
+            got = get_strategy("sticky").assign(g).members
+            slowest = max(slowest, time.process_time() - start)
+            c["unbalanced"] += kafka_balance_violation(g, got) is not None
+            a, b = len(moved(g.owner, got)), len(moved(g.owner, k["sticky"]))
+            la, lb = rack_local(g, got), rack_local(g, k["sticky"])
+            c["moves"] += a
+            c["kafka moves"] += b
+            c["local"] += la
+            c["kafka local"] += lb
+            c["both"] += a <= b and la >= lb
+            c["short"] += la < lb
+            c["more"] += a > b
+        print(
+            f"  {subs:<9} {c['both']}/{n} both / short of rack-local in {c['short']} / more moves in"
+            f" {c['more']}; rack-local {c['local']} vs {c['kafka local']}, moves {c['moves']} vs"
+            f" {c['kafka moves']}; balance broken in {c['unbalanced']}; slowest {slowest:.2f} s"
         )
 
 

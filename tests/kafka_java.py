@@ -83,7 +83,7 @@ def random_case(
         subs = [common] * len(ids)
     else:
         subs = [sorted(rnd.sample(topics, rnd.randint(1, len(topics)))) for _ in ids]
-    workers = rnd.sample(range(100), len(ids))
+    workers = rnd.sample(range(max(100, len(ids))), len(ids))
     members: list[dict[str, Any]] = []
     for i, (mid, ts) in enumerate(zip(ids, subs, strict=True)):
         m: dict[str, Any] = {"id": mid, "topics": ts, "owned": []}

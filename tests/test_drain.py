@@ -262,3 +262,122 @@ def test_the_exact_search_beats_the_local_search_where_it_stops_short(monkeypatc
         for c, g, optimum in zip(cases_, groups, best, strict=True)
     )
     assert short > 0
+
+
+def test_the_milp_bisection_finds_the_enumerated_optimum_and_proves_it():
+    """drain_milp's bisection (HiGHS), from the bound up to a poor plan's time, ends at the
+    enumerated optimum under the count rules and certifies it."""
+    pytest.importorskip("highspy")
+    import random
+
+    from lagassign.core.strategies.drain_milp import bisect_drain
+    from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+
+    rnd = random.Random(4)
+    for _ in range(6):
+        group = parse_case(_skewed_case(rnd, 3, 9))
+        optimum = _best_under_count_rules(group)
+        bound = proportional_lower_bound(group)
+        result = bisect_drain(group, proportional_counts(group), optimum * 1.5, bound, budget=60.0)
+        assert result.proven and result.layout is not None
+        assert result.upper == pytest.approx(optimum, rel=1e-6)
+        assert bound <= result.lower <= optimum * (1 + 1e-9)
+        assert max(member_times(group, result.layout).values()) == pytest.approx(optimum, rel=1e-6)
+        counts = proportional_counts(group)
+        assert all(counts[m][0] <= len(tps) <= counts[m][1] for m, tps in result.layout.items())
+
+
+def test_exact_budget_polishes_larger_groups_and_certifies_a_bound():
+    """With ``exact_budget`` drain-optimal's plan is never slower, keeps its counts, carries a
+    certified bound at or above its own, and is proved optimal where the bound alone is short
+    (seed 15, 8 x 40: groups 10 to 12 of those bench/drain.py measures, whose bound is short)."""
+    pytest.importorskip("highspy")
+    import random
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from drain import make_case
+    from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+
+    rnd = random.Random(15)
+    for _ in range(40):  # the bench's 4 x 12 groups come first
+        make_case(rnd, 4, 12, False, timed=True)
+        rnd.random()
+    proved = 0
+    for i in range(13):
+        case = make_case(rnd, 8, 40, False, timed=True)
+        rnd.random()  # the bench draws the seed of its equal-capacity twin here
+        if i < 10:
+            continue
+        group = parse_case(case)
+        plain = get_strategy("drain-optimal").assign(group)
+        polished = get_strategy("drain-optimal", exact_budget=30.0).assign(parse_case(case))
+        before = max(member_times(group, plain.members).values())
+        after = max(member_times(group, polished.members).values())
+        assert after <= before * (1 + 1e-9)
+        counts = proportional_counts(group)
+        assert all(counts[m][0] <= len(tps) <= counts[m][1] for m, tps in polished.members.items())
+        check_valid(group, polished.members)
+        bound = proportional_lower_bound(group)
+        if polished.catch_up_bound is not None:
+            assert bound <= polished.catch_up_bound <= after * (1 + 1e-9)
+        if polished.proven_catch_up:
+            proved += 1
+            assert after <= polished.catch_up_bound * (1 + 1e-6)
+        assert plain.catch_up_bound is None and not plain.proven_catch_up
+    assert proved >= 1
+
+
+def test_exact_budget_is_checked_and_keeps_lag_optimal_where_time_plays_no_part():
+    for bad in (-1, True, "2", float("inf")):
+        with pytest.raises(Exception, match="exact_budget"):
+            get_strategy("drain-optimal", exact_budget=bad)
+    pytest.importorskip("highspy")
+    import random
+
+    rnd = random.Random(2)
+    case = _skewed_case(rnd, 5, 30)
+    for m in case["members"]:
+        m["capacity"] = 100.0
+    for p in case["partitions"]:
+        p["rate"] = 0.0
+    a = get_strategy("drain-optimal", exact_budget=5.0).assign(parse_case(case)).members
+    b = get_strategy("lag-optimal", exact_budget=5.0).assign(parse_case(case)).members
+    assert a == b
+
+
+def test_the_heavy_partition_bound_never_passes_the_optimum_and_closes_the_hot_partition_gap():
+    """``drain_exact.heavy_bound`` for every size of the heavy set stays at or below the
+    enumerated optimum under the count rules (it is a bound); and where a hot partition's
+    member must take more partitions by its count, it reaches the plan (the pooled bound
+    does not)."""
+    import random
+
+    from lagassign.core.strategies.drain_exact import heavy_bound
+    from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+
+    rnd = random.Random(9)
+    for _ in range(8):
+        group = parse_case(_skewed_case(rnd, 3, 8))
+        optimum = _best_under_count_rules(group)
+        counts = proportional_counts(group)
+        for heavy in range(1, 9):
+            found = heavy_bound(group, counts, heavy)
+            assert found is not None and found <= optimum * (1 + 1e-9)
+        assert proportional_lower_bound(group) <= optimum * (1 + 1e-9)
+    # one hot partition of 60,000 and 11 of 100, two members of 10/s and 30/s: counts 3 and 9,
+    # so the fast member takes the hot one and 8 more: (60,000 + 800) / 30 s at best
+    hot = {
+        "group": "g",
+        "members": [
+            {"id": "slow", "topics": ["t"], "capacity": 10},
+            {"id": "fast", "topics": ["t"], "capacity": 30},
+        ],
+        "partitions": [{"topic": "t", "partition": p, "lag": 60_000 if p == 0 else 100} for p in range(12)],
+    }
+    group = parse_case(hot)
+    plan = get_strategy("drain-optimal").assign(group)
+    assert max(member_times(group, plan.members).values()) == pytest.approx(60_800 / 30)
+    assert lower_bound_catch_up(group) == pytest.approx(60_000 / 30)
+    assert proportional_lower_bound(group) == pytest.approx(60_800 / 30)

@@ -60,3 +60,29 @@ def test_same_answer_whatever_the_hash_seed():
         )
         answers.append(json.loads(run.stdout))
     assert answers[0] == answers[1]
+
+
+def _rack_local(group, members) -> int:
+    rack = {m.id: m.rack for m in group.members}
+    return sum(1 for mid, tps in members.items() for tp in tps if rack[mid] in group.partitions[tp].racks)
+
+
+def test_big_groups_are_searched_in_blocks():
+    """Above MAX_MEMBERS the chains are searched in blocks of members: still Kafka's balance,
+    and far more partitions rack-local than the three passes alone (which ignore racks)."""
+    import random
+
+    from kafka_java import random_case
+    from lagassign.core.strategies.fewer_moves import MAX_MEMBERS
+    from lagassign.core.strategies.sticky import sticky_passes
+
+    rnd = random.Random(5)
+    options = {"owned": True, "static": False, "racks": True, "max_members": 300, "max_partitions": 60}
+    case = random_case(rnd, "identical", **options)
+    while len(case["members"]) <= MAX_MEMBERS:
+        case = random_case(rnd, "identical", **options)
+    group = parse_case(case)
+    got = get_strategy("sticky").assign(group).members
+    assert kafka_balance_violation(group, got) is None
+    passes = _rack_local(group, sticky_passes(group))
+    assert _rack_local(group, got) > passes + len(group.assignable) // 10

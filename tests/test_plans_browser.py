@@ -261,6 +261,21 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             assert "max catch-up" in page.locator("table.metrics thead").inner_text()
             assert "48 min → 1 h 12 min" in page.locator("table.members").inner_text()
             page.screenshot(path=str(ARTIFACT_IN_TIME), full_page=True)
+
+            # the plans list and the group's history: max catch-up now → under the plan
+            page.goto(f"{base}/lagassign/plans")
+            assert "max catch-up now → plan" in page.locator("table.plans thead").inner_text()
+            timed_row = page.locator("table.plans tbody tr", has_text="manual by bob")
+            cell = timed_row.locator("td.catch-up").inner_text()
+            assert cell == "2 h 30 min → 1 h 15 min (not applied)"
+            untimed_row = page.locator("table.plans tbody tr", has_text="manual by alice")
+            assert untimed_row.locator("td.catch-up").inner_text() == "-"
+            timed_group = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())["group"]
+            page.goto(f"{base}/lagassign/history?group={timed_group}")
+            head = page.locator("table.history thead").inner_text()
+            assert "max catch-up now" in head and "max catch-up under plan" in head
+            cells = page.locator("table.history tbody td.catch-up").all_inner_texts()
+            assert cells == ["2 h 30 min", "1 h 15 min"]
             assert not outside, outside
         finally:
             browser.close()

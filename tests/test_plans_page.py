@@ -165,6 +165,32 @@ def test_a_group_planned_in_time_shows_catch_up_next_to_lag(tmp_path: Path) -> N
     assert "catch-up" not in untimed and "lag in time" not in untimed
 
 
+def test_list_and_history_show_max_catch_up_for_groups_planned_in_time(tmp_path: Path) -> None:
+    """The plans list and a group's history carry max catch-up now → under the plan where the
+    group has capacities; a group without them shows '-' (list) or no such columns (history)."""
+    store, plan_id = _plan(tmp_path, UNEQUAL, SKEWED)
+    with store:
+        plans = store.list_plans()
+        times = store.max_catch_up([plan_id])
+        html = plans_page.plans_list_html(plans, store.plan_details([plan_id]), catch_up=times)
+        timed_rows = store.group_history(UNEQUAL["group"])
+        untimed_rows = store.group_history(GROUP)
+    assert times[(plan_id, UNEQUAL["group"], "current")] == 9_000.0
+    assert (plan_id, GROUP, "current") not in times
+    assert "<th>max catch-up now → plan</th>" in html
+    cell = re.search(r'<td class="num catch-up">(.*?)</td>', html).group(1)
+    # groups in name order; the gate stopped the unequal group (its candidate not applied)
+    assert cell.split("<br>") == ["-", "2 h 30 min → 1 h 15 min (not applied)"]
+    # without any timed group on the page, the column is not there
+    assert "catch-up" not in plans_page.plans_list_html(plans, {}, catch_up={})
+    assert timed_rows[0]["current_max_catch_up_s"] == 9_000.0
+    assert timed_rows[0]["plan_max_catch_up_s"] == 4_500.0
+    history = plans_page.history_html(UNEQUAL["group"], timed_rows, [])
+    assert "<th>max catch-up now</th>" in history and "<th>max catch-up under plan</th>" in history
+    assert re.findall(r'<td class="num catch-up">(.*?)</td>', history) == ["2 h 30 min", "1 h 15 min"]
+    assert "catch-up" not in plans_page.history_html(GROUP, untimed_rows, [])
+
+
 def test_never_when_inflow_reaches_capacity() -> None:
     group = {
         "group": "g",

@@ -89,6 +89,22 @@ def test_lag_optimal_prefer_swaps_to_racks_without_raising_the_largest_lag():
     assert prefer["count"] == off["count"]
 
 
+def test_lag_optimal_rack_modes_are_planned_apart_on_one_group():
+    """The plan is kept per group and options: rack=prefer after rack=off on the same group
+    (as evaluate runs them) is prefer's own plan, not off's."""
+    case = {
+        "group": "g",
+        "members": [{"id": "C0", "topics": ["t"], "rack": "a"}, {"id": "C1", "topics": ["t"], "rack": "b"}],
+        "partitions": [{"topic": "t", "partition": p, "lag": 10, "racks": [r]} for p, r in enumerate("bbaa")],
+    }
+    group = parse_case(case)
+    off = get_strategy("lag-optimal").assign(group).members
+    prefer = get_strategy("lag-optimal", rack="prefer").assign(group).members
+    assert prefer == get_strategy("lag-optimal", rack="prefer").assign(parse_case(case)).members
+    assert prefer != off
+    assert prefer["C0"] == [("t", 2), ("t", 3)]
+
+
 @given(case=cases(max_members=6, max_topics=3, max_partitions=6))
 def test_lag_optimal_prefer_keeps_max_lag_counts_and_guarantee(case):
     racks = ["a", "b", "c"]

@@ -31,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lagassign.core.case import CaseError, parse_case
 from lagassign.core.strategies import get_strategy
+from lagassign.core.strategies.base import fresh_apart
 
 
 def _run(case):
@@ -396,3 +397,46 @@ def test_identical_subscriptions_any_balanced_assignment_stays(case, rnd):
 def test_mixed_subscriptions_meet_kafkas_balance_condition(case):
     group, got = _run(case)
     assert kafka_balance_violation(group, got) is None
+
+
+@st.composite
+def _apart_cases(draw):
+    """Fresh groups whose subscriptions share no topic (Kafka's JMH buckets are such)."""
+    n_subs = draw(st.integers(1, 4))
+    case = {"group": "g", "members": [], "partitions": []}
+    for s in range(n_subs):
+        topics = [f"t{s}-{k}" for k in range(draw(st.integers(1, 3)))]
+        for t in topics:
+            for p in range(draw(st.integers(1, 9))):
+                case["partitions"].append({"topic": t, "partition": p, "lag": draw(st.integers(0, 99))})
+        for m in range(draw(st.integers(1, 5))):
+            case["members"].append(
+                {"id": draw(st.sampled_from(["a", "b", "c"])) + f"{s}{m}", "topics": topics}
+            )
+    return case
+
+
+@given(_apart_cases())
+def test_fresh_subscriptions_apart_are_stickys_layout(case):
+    group, sticky = parse_case(case), get_strategy("sticky").assign(parse_case(case)).members
+    apart = fresh_apart(group)
+    assert apart is not None
+    assert {
+        mid: [group.tps[i] for i in idx] for mid, idx in zip(group.member_ids, apart, strict=True)
+    } == sticky
+    if group.identical_subscriptions:
+        return  # uniform deals one subscription its own way (Kafka 4.1's quotas)
+    assert get_strategy("uniform").assign(group).members == sticky
+
+
+def test_shared_topics_owned_partitions_or_racks_go_the_sticky_way():
+    members = [{"id": "a", "topics": ["t", "u"]}, {"id": "b", "topics": ["t"]}]
+    parts = [{"topic": t, "partition": p, "lag": 1} for t in "tu" for p in range(3)]
+    assert fresh_apart(parse_case({"members": members, "partitions": parts})) is None
+    owned = [{"id": "a", "topics": ["t"], "owned": [["t", 0]]}, {"id": "b", "topics": ["u"]}]
+    assert fresh_apart(parse_case({"members": owned, "partitions": parts})) is None
+    apart = [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["u"]}]
+    assert fresh_apart(parse_case({"members": apart, "partitions": parts})) == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]

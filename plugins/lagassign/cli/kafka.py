@@ -147,7 +147,7 @@ class ProgressBar:
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     from ..kafka.admin import AdminHook
-    from ..kafka.groupsfile import load_groups_file
+    from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
     from ..kafka.snapshot import compile_regex, take_snapshot
 
     compile_regex(args.groups)
@@ -164,6 +164,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
         progress=ProgressBar("groups") if show else None,
         log=(lambda m: print(m, file=sys.stderr)) if show else None,
     )
+    if args.groups_file:  # capacities the file configures, for members that state none
+        fill_capacities(snap.members, load_capacities(args.groups_file))
     snap.write(args.out)
     c, m = snap.manifest["counts"], snap.manifest
     print(

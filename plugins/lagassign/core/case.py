@@ -10,14 +10,14 @@ import json
 import math
 from collections.abc import Mapping
 from itertools import chain, compress, islice, repeat
-from operator import add, attrgetter, gt, itemgetter, lt, ne
+from operator import add, attrgetter, gt, itemgetter, lt, ne, sub
 from typing import Any
 
 import numpy as np
 
 from .errors import CaseError
 from .lag import LATEST, RESET_POLICIES, partition_lag
-from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition
+from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition, gc_paused
 
 
 def load_case_text(text: str, source: str = "case") -> dict[str, Any]:
@@ -200,6 +200,43 @@ def _member(entry: Any, index: int, subscriptions: _Subscriptions) -> Member:
     return Member(mid, topics, owned, rack, instance_id, capacity)
 
 
+def _members_in_bulk(members_raw: list) -> list[Member] | None:
+    """The members, checked in bulk, when every entry is an object with a non-empty string id,
+    a list of topic names, owned pairs or none, string or null racks and instance ids, and no
+    capacity. Members whose topic list equals the previous member's (the usual case) share
+    its check. None when an entry is otherwise or anything is wrong: the caller then checks
+    member by member, which names the first one at fault."""
+    if set(map(type, members_raw)) != {dict}:
+        return None
+    n = len(members_raw)
+
+    def column(key: str) -> list:
+        return list(map(dict.get, members_raw, repeat(key)))
+
+    ids = column("id")
+    if set(map(type, ids)) != {str} or "" in ids or column("capacity").count(None) != n:
+        return None
+    for key in ("rack", "instance_id"):
+        values = column(key)
+        if values.count(None) != n and not {str, type(None)}.issuperset(map(type, values)):
+            return None
+    racks, instance_ids = column("rack"), column("instance_id")
+    topic_lists = column("topics")
+    # members whose list differs from the previous one's: each such list is checked once
+    starts = [0, *compress(range(1, n), map(ne, topic_lists, islice(topic_lists, 1, None)))]
+    runs = map(sub, [*starts[1:], n], starts)
+    subscriptions = _Subscriptions()
+    owned_raw = column("owned")
+    try:
+        firsts = [subscriptions.of(ids[i], topic_lists[i]) for i in starts]
+        owned = [_owned(mid, o) if o else () for mid, o in zip(ids, owned_raw, strict=True)]
+    except CaseError:
+        return None
+    topics = chain.from_iterable(map(repeat, firsts, runs))
+    fields = zip(ids, topics, owned, racks, instance_ids, repeat(None), strict=False)
+    return list(map(_new_tuple, repeat(Member), fields))
+
+
 def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
     """An optional messages-per-second figure: a finite number >= 0 (capacity: > 0)."""
     value = entry.get(key)
@@ -218,6 +255,7 @@ def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
     return float(value)
 
 
+@gc_paused
 def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
     """Validate a case object and build the GroupSnapshot that strategies run on."""
     if not isinstance(case, Mapping):
@@ -243,8 +281,10 @@ def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
     if columns is None:  # not one of the common shapes, or something is wrong: entry by entry
         columns = PartitionColumns.of_states(_partition_states(partitions_raw, reset))
 
-    subscriptions = _Subscriptions()
-    members = [_member(e, i, subscriptions) for i, e in enumerate(members_raw)]
+    members = _members_in_bulk(members_raw)
+    if members is None:  # not the common shape, or something is wrong: member by member
+        subscriptions = _Subscriptions()
+        members = [_member(e, i, subscriptions) for i, e in enumerate(members_raw)]
     members.sort(key=attrgetter("id"))
     _check_members(members, columns)
     return GroupSnapshot(group, tuple(members), None, reset, columns=columns)

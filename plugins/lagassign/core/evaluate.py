@@ -8,7 +8,7 @@ from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
-from .model import Assignment, GroupSnapshot, TopicPartition
+from .model import Assignment, GroupSnapshot, TopicPartition, gc_paused
 from .results import GroupEvaluation, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
@@ -43,6 +43,7 @@ def _layout_pairs(group: GroupSnapshot, assignment: Assignment) -> dict[str, lis
     return out
 
 
+@gc_paused
 def run_strategy(
     group: GroupSnapshot,
     strategy: str,
@@ -62,6 +63,7 @@ def run_strategy(
     )
 
 
+@gc_paused
 def assign(case: Mapping[str, Any], strategy: str, **options: Any) -> dict[str, Any]:
     """Assign the case's partitions with one strategy: the output object of docs/ARCHITECTURE.md."""
     return run_strategy(parse_case(case), strategy, **options).to_dict()
@@ -75,6 +77,7 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     return all(t in topics[mid] for mid, tps in (result.assignment or {}).items() for t, _ in tps)
 
 
+@gc_paused
 def evaluate_group(
     group: GroupSnapshot, strategies: Iterable[str] | None = None, **options: Any
 ) -> GroupEvaluation:
@@ -102,6 +105,7 @@ def evaluate_group(
     )
 
 
+@gc_paused
 def evaluate(
     case: Mapping[str, Any], strategies: Iterable[str] | None = None, **options: Any
 ) -> dict[str, Any]:

@@ -1,14 +1,6 @@
-"""Metrics of an assignment (the output contract, docs/ARCHITECTURE.md) and two lower bounds on
-max member lag.
-
-* ``lower_bound_max_lag`` holds for every possible assignment, count-balanced or not, so a
-  strategy's ``max_lag / lower_bound_max_lag`` is an honest upper bound on how far it is from
-  the best assignment of all.
-* ``balanced_lower_bound_max_lag`` holds for every assignment that keeps the count guarantee
-  of the count-balancing strategies (Kafka's balance condition: no member with two or more
-  fewer partitions than another could take one of the other's; with identical subscriptions
-  that is "counts within one"). It is never below the first, and much tighter where counts
-  bind (a hot partition's member must still take its share of partitions).
+"""Metrics of an assignment (the output contract, docs/ARCHITECTURE.md), with the group's two
+lower bounds on max member lag (``bounds``: ``lower_bound_max_lag`` for every assignment,
+``balanced_lower_bound_max_lag`` for those that keep the count guarantee).
 
 ``optimal`` (a metric) says that no assignment under the rules the plan keeps has a smaller
 max lag: its max lag reaches the bound of its kind, or the strategy proved it (lag-optimal's
@@ -18,194 +10,27 @@ exact polish).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import accumulate, chain, repeat
+from itertools import chain, repeat
 
+import numpy as np
+
+from .bounds import NUMPY_FROM, balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
 from .catchup import catch_up_metrics, timed
 from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
 
-# Beyond this many distinct subscriber sets, pools are not merged by set inclusion
-# (quadratic); the bound stays valid, only less tight.
-_MAX_POOLS_FOR_INCLUSION = 64
-
-
-def _pool_bound(lags: list[int], members: int) -> int:
-    """Lower bound on the max load when ``members`` members share these partitions.
-
-    Besides the heaviest partition and the mean, pigeonhole: among the j*k+1 heaviest
-    partitions some member gets j+1, at least the j+1 lightest of them.
-    """
-    if not lags or members <= 0:
-        return 0
-    lags = sorted(lags, reverse=True)
-    prefix = [0, *accumulate(lags)]
-    bound = max(lags[0], -(-prefix[-1] // members))
-    j, top = 1, members + 1
-    while top <= len(lags):
-        bound = max(bound, prefix[top] - prefix[top - j - 1])
-        j += 1
-        top = j * members + 1
-    return bound
-
-
-def lower_bound_max_lag(group: GroupSnapshot) -> int:
-    """A valid lower bound on the smallest achievable max member lag for this group.
-
-    Partitions of topics whose subscribers all lie within a set S can only go to S, so each
-    such pool gives a bound; the whole group is one more pool. Computed once per group.
-    """
-    key = ("lower-bound",)
-    if key not in group.memo:
-        group.memo[key] = _lower_bound_max_lag(group)
-    return group.memo[key]
-
-
-def _lower_bound_max_lag(group: GroupSnapshot) -> int:
-    lags = group.lags
-    spans = group.topic_span
-    by_set: dict[frozenset[str], list[int]] = {}
-    as_set: dict[int, frozenset[str]] = {}  # topics with the same subscribers share one list
-    for topic, subs in group.subscribers.items():
-        key = as_set.get(id(subs))
-        if key is None:
-            key = as_set[id(subs)] = frozenset(subs)
-        span = spans.get(topic)
-        pool = by_set.setdefault(key, [])
-        if span is not None:
-            pool.extend(lags[span.start : span.stop])
-    assignable = _assignable_lags(group)
-    bound = _pool_bound(assignable, len(group.members))
-    merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
-    for members, pool_lags in by_set.items():
-        if len(members) == len(group.members) and len(pool_lags) == len(assignable):
-            continue  # the whole group again (one subscription): its bound is in already
-        pool = (
-            list(chain.from_iterable(ls for other, ls in by_set.items() if other <= members))
-            if merge
-            else pool_lags
-        )
-        bound = max(bound, _pool_bound(pool, len(members)))
-    return bound
-
-
-def _assignable_lags(group: GroupSnapshot) -> list[int]:
-    """Lags of the assignable partitions, in index order (shared: do not change)."""
-    index, lags = group.assignable_index, group.lags
-    return lags if len(index) == len(lags) else list(map(lags.__getitem__, index))
-
-
-def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
-    """Fewest and most partitions a member may hold when all share one subscription: floor(P/N)
-    and ceil(P/N), widened by ``count_slack`` (lag-optimal's knob)."""
-    floor, extra = divmod(len(group.assignable_index), len(group.members))
-    return max(0, floor - count_slack), floor + (extra > 0) + count_slack
-
-
-def _smallest_sum(ascending_prefix: list[int], k: int, skip_from: int, skip_to: int) -> int:
-    """Sum of the k smallest lags, leaving out ascending positions [skip_from, skip_to)."""
-    if k <= 0:
-        return 0
-    if k <= skip_from:
-        return ascending_prefix[k]
-    end = min(len(ascending_prefix) - 1, skip_to + k - skip_from)
-    return ascending_prefix[skip_from] + ascending_prefix[end] - ascending_prefix[skip_to]
-
-
-def _count_bound(lags: list[int], members: int, low: int, high: int) -> int:
-    """Lower bound on the max load when ``members`` members share these partitions and each
-    holds between ``low`` and ``high`` of them (all of them together: ``len(lags)``).
-
-    Two arguments, both "a member holds its count, and at best the lightest partitions fill it":
-
-    * pigeonhole: among the j*N+1 heaviest partitions some member holds j+1, at least the j+1
-      lightest of them, plus ``low`` - j - 1 of the lightest partitions left;
-    * the s heaviest partitions: either two of them share a member (which then holds the two
-      lightest of them plus ``low`` - 2 lightest others), or they sit on s different members,
-      which hold at least max(s*low, P - (N-s)*high) partitions together: the s heaviest plus
-      the lightest others, so one of them carries at least the mean of that.
-    """
-    n_parts = len(lags)
-    if not lags or members <= 0:
-        return 0
-    desc = sorted(lags, reverse=True)
-    prefix = [0, *accumulate(reversed(desc))]  # sums of the lightest
-    bound = 0
-    j = 0
-    while j * members + 1 <= n_parts:
-        top = j * members + 1
-        held = sum(desc[top - j - 1 : top])
-        # The j+1 held sit at ascending positions [P-top, P-top+j+1).
-        bound = max(bound, held + _smallest_sum(prefix, low - j - 1, n_parts - top, n_parts - top + j + 1))
-        j += 1
-    apart = 0  # the distinct-members bound for the s heaviest, best over prefixes
-    heaviest = 0
-    for s in range(1, min(members, n_parts) + 1):
-        heaviest += desc[s - 1]
-        together = max(s * low, n_parts - (members - s) * high)
-        fill = _smallest_sum(prefix, together - s, n_parts - s, n_parts)
-        apart = max(apart, -(-(heaviest + fill) // s))
-        if s == 1:
-            bound = max(bound, apart)
-            continue
-        shared = desc[s - 2] + desc[s - 1] + _smallest_sum(prefix, low - 2, n_parts - s, n_parts - s + 2)
-        bound = max(bound, min(apart, shared))
-    return bound
-
-
-def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
-    """Members and topics that share subscriptions, directly or through others: (members, topics)."""
-    parent: dict[str, str] = {}
-
-    def find(t: str) -> str:
-        while parent.setdefault(t, t) != t:
-            parent[t] = parent[parent[t]]
-            t = parent[t]
-        return t
-
-    for subscription in group.subscriptions:
-        first, *rest = sorted(subscription)
-        for t in rest:
-            parent[find(t)] = find(first)
-    members: dict[str, list[str]] = {}
-    topics: dict[str, list[str]] = {}
-    root_of = {subscription: find(min(subscription)) for subscription in group.subscriptions}
-    for m in group.members:
-        members.setdefault(root_of[m.topics], []).append(m.id)
-    for t in group.subscribers:
-        topics.setdefault(find(t), []).append(t)
-    return [(members[root], topics.get(root, [])) for root in members]
-
-
-def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> int:
-    """A lower bound on the max member lag of every assignment that keeps the count guarantee.
-
-    Identical subscriptions: counts within one (floor(P/N) or ceil(P/N)); ``count_slack``
-    widens that as lag-optimal's option does. Mixed subscriptions: Kafka's balance condition
-    (``count_slack`` does not apply: lag-optimal keeps the guarantee there); members that
-    share no topic, directly or through others, do not constrain each other, so each group
-    of members with one shared subscription is bounded on its own. Never below
-    ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
-    """
-    key = ("balanced-bound", count_slack)
-    if key not in group.memo:
-        group.memo[key] = _balanced_lower_bound_max_lag(group, count_slack)
-    return group.memo[key]
-
-
-def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int:
-    bound = lower_bound_max_lag(group)
-    if group.identical_subscriptions:
-        low, high = count_range(group, count_slack)
-        return max(bound, _count_bound(_assignable_lags(group), len(group.members), low, high))
-    lags_of, spans, empty = group.lags, group.topic_span, range(0)
-    topics_of = {m.id: m.topics for m in group.members}
-    for member_ids, topics in _components(group):
-        if len({topics_of[mid] for mid in member_ids}) != 1:
-            continue
-        lags = [lags_of[i] for t in topics for i in spans.get(t, empty)]
-        floor, extra = divmod(len(lags), len(member_ids))
-        bound = max(bound, _count_bound(lags, len(member_ids), floor, floor + (extra > 0)))
-    return bound
+__all__ = [
+    "balanced_lower_bound_max_lag",
+    "consumes_all",
+    "count_moves",
+    "count_range",
+    "cross_rack",
+    "lower_bound_max_lag",
+    "meets_count_guarantee",
+    "score",
+    "score_layout",
+    "unassigned",
+]
 
 
 def meets_count_guarantee(group: GroupSnapshot, layout: dict[str, list[TopicPartition]]) -> bool:
@@ -229,17 +54,17 @@ def _number(value: float) -> int | float:
 def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
     """Assignable partitions that no member holds."""
     tps = group.tps
-    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
+    return [tps[i] for i in _layout(group, assignment.positions(group)).missing]
 
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
-    return _Layout(group, assignment.positions(group)).moves()
+    return _layout(group, assignment.positions(group)).moves()
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    return _Layout(group, assignment.positions(group)).consumes_all()
+    return _layout(group, assignment.positions(group)).consumes_all()
 
 
 _NONE: frozenset[int] = frozenset()
@@ -309,6 +134,79 @@ class _Layout:
         )
 
 
+#: at most this many (subscription, topic) cells for checking subscriptions with numpy
+_MAX_SUBSCRIPTION_CELLS = 4_000_000
+_SUM_LIMIT = 2**62
+
+
+def _layout(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> _Layout:
+    """The layout's scoring view: on numpy arrays for large layouts whose lag sums fit int64."""
+    held = sum(map(len, positions.values()))
+    if held < NUMPY_FROM or not all(map(group.member_index.__contains__, positions)):
+        return _Layout(group, positions)
+    lags = group.lag_array
+    if lags.dtype != np.int64 or int(lags.max(initial=0)) * held >= _SUM_LIMIT:
+        return _Layout(group, positions)
+    return _ColumnLayout(group, positions, held)
+
+
+class _ColumnLayout(_Layout):
+    """``_Layout`` of a large layout, worked on one flat array of every held index (in the
+    order of ``positions``, member after member): the same answers, without a Python step
+    per partition."""
+
+    def __init__(self, group: GroupSnapshot, positions: Mapping[str, list[int]], held: int) -> None:
+        self.group = group
+        self.positions = positions
+        counts = list(map(len, positions.values()))
+        self.count = dict(zip(positions, counts, strict=True))
+        self.flat = np.fromiter(chain.from_iterable(positions.values()), dtype=np.intp, count=held)
+        self.ends = np.cumsum(counts)
+        index = group.member_index
+        #: per held entry, the index of its member
+        self.holder = np.repeat(np.fromiter(map(index.__getitem__, positions), np.intp, len(counts)), counts)
+        occupancy = np.bincount(self.flat, minlength=len(group.columns))
+        assignable = group.assignable_index
+        if len(assignable) == len(group.columns):  # every partition is assignable
+            self.once = bool(occupancy.max(initial=0) <= 1)
+            free = occupancy == 0
+        else:
+            allowed = np.zeros(len(group.columns), dtype=bool)
+            allowed[assignable] = True
+            self.once = bool(occupancy.max(initial=0) <= 1) and not occupancy[~allowed].any()
+            free = (occupancy == 0) & allowed
+        self.missing = np.flatnonzero(free).tolist()
+
+    def lag(self) -> dict[str, int]:
+        sums = np.concatenate(([0], np.cumsum(self.group.lag_array[self.flat])))[self.ends]
+        return dict(zip(self.positions, np.diff(sums, prepend=0).tolist(), strict=True))
+
+    def consumes_all(self) -> bool:
+        if not self.once or self.missing:
+            return False
+        group = self.group
+        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
+            return True
+        names = group.columns.topic_names
+        if len(group.subscriptions) * len(names) > _MAX_SUBSCRIPTION_CELLS:
+            return super().consumes_all()
+        number = {t: i for i, t in enumerate(names)}
+        allowed = np.zeros((len(group.subscriptions), len(names)), dtype=bool)
+        for row, topics in enumerate(group.subscriptions):
+            allowed[row, [number[t] for t in topics if t in number]] = True
+        subscription = np.asarray(group.subscription_index, dtype=np.intp)[self.holder]
+        return bool(allowed[subscription, group.topic_array[self.flat]].all())
+
+    def moves(self) -> int:
+        group = self.group
+        if not group.owned_count:
+            return 0
+        if not self.once:  # a partition listed twice counts once: the plain way
+            return super().moves()
+        kept = int(np.count_nonzero(group.owner_array[self.flat] == self.holder))
+        return group.owned_count - kept
+
+
 def score(
     group: GroupSnapshot,
     assignment: Assignment,
@@ -368,7 +266,7 @@ def _score(
     lower: int,
     balanced: int,
 ) -> tuple[Metrics, list[int]]:
-    layout = _Layout(group, positions)
+    layout = _layout(group, positions)
     member_lag = layout.lag()
     member_count = layout.count
     all_lags = list(member_lag.values())

@@ -1,24 +1,36 @@
-"""The groups file: groups whose consumers run in manual ``assign()`` mode.
+"""The groups file: groups whose consumers run in manual ``assign()`` mode, and capacities.
 
 Such consumers never join the group, so the broker cannot tell who they are: the file declares
-each group's instance ids and topics (and, optionally, its reset policy). Example::
+each group's instance ids and topics (and, optionally, its reset policy). Any group may also
+state its instances' processing capacity in messages per second (``capacity``: one number for
+every instance, or instance id -> number), for planning in time where an instance reports no
+rate in its status records; a ``subscribe: true`` entry gives only that, for a group whose
+consumers ``subscribe()`` (its ids match ``group.instance.id``, else ``client.id``, else the
+member id). Example::
 
     groups:
       - group: orders-workers
         topics: [orders]                  # topics of every instance unless it lists its own
         instances: [w0, w1, w2]
         auto_offset_reset: earliest       # optional; default --auto-offset-reset
+        capacity: 500                     # optional; messages per second, every instance
       - group: billing
         instances:
           b0: [invoices]
           b1: [invoices, refunds]
+        capacity: {b0: 800, b1: 3200}     # optional; per instance
+      - group: payments                   # a subscribe() group: capacities only
+        subscribe: true
+        capacity: {pay-0: 1000, pay-1: 4000}
 
-A bare list of groups (without the ``groups:`` key) is accepted too.
+A capacity an instance states in its status records wins; the file's fills members that
+state none (before the saturated-commit-rate estimate of ``pipeline.inflow``). A bare list of
+groups (without the ``groups:`` key) is accepted too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +39,29 @@ from .errors import GroupsFileError
 
 
 @dataclass(frozen=True)
+class Capacities:
+    """Configured messages per second: ``default`` for every instance, ``instances`` per id."""
+
+    default: float | None = None
+    instances: dict[str, float] = field(default_factory=dict)
+
+    def of(self, *ids: str | None) -> float | None:
+        """The figure of the first of ``ids`` listed, else the default (None: not configured)."""
+        for iid in ids:
+            if iid is not None and iid in self.instances:
+                return self.instances[iid]
+        return self.default
+
+
+@dataclass(frozen=True)
 class AssignGroup:
-    """A declared assign()-mode group: instance id -> its topics, and its reset policy."""
+    """A declared assign()-mode group: instance id -> its topics, its reset policy and its
+    configured capacities."""
 
     group: str
     instances: dict[str, tuple[str, ...]]
     auto_offset_reset: str | None = None
+    capacity: Capacities = field(default_factory=Capacities)
 
     @property
     def topics(self) -> list[str]:
@@ -48,14 +77,54 @@ def _topics(value: Any, where: str) -> tuple[str, ...]:
     return tuple(sorted(set(value)))
 
 
-def _group(entry: Any, index: int, source: str) -> AssignGroup:
+def _per_second(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+        raise GroupsFileError(
+            f"{where}: 'capacity' must be messages per second (a number > 0), got {value!r}"
+        )
+    return float(value)
+
+
+def _capacities(value: Any, where: str) -> Capacities:
+    if value is None:
+        return Capacities()
+    if isinstance(value, dict):
+        out = {}
+        for iid, figure in value.items():
+            if not isinstance(iid, str) or not iid:
+                raise GroupsFileError(f"{where}: capacity keys must be instance ids, got {iid!r}")
+            out[iid] = _per_second(figure, f"{where} instance {iid}")
+        return Capacities(None, dict(sorted(out.items())))
+    return Capacities(_per_second(value, where))
+
+
+def _entry(entry: Any, index: int, source: str) -> tuple[str, AssignGroup | Capacities]:
+    """('assign', the group) or ('subscribe', its capacities) of one entry of the file."""
     if not isinstance(entry, dict):
         raise GroupsFileError(f"{source}: group #{index} must be a mapping, got {type(entry).__name__}")
     name = entry.get("group")
     if not isinstance(name, str) or not name:
         raise GroupsFileError(f"{source}: group #{index} has no 'group' name")
     where = f"{source}: group {name}"
-    unknown = sorted(set(entry) - {"group", "topics", "instances", "auto_offset_reset"})
+    if entry.get("subscribe") is not None and not isinstance(entry.get("subscribe"), bool):
+        raise GroupsFileError(f"{where}: 'subscribe' must be true or false")
+    if entry.get("subscribe"):
+        unknown = sorted(set(entry) - {"group", "subscribe", "capacity"})
+        if unknown:
+            raise GroupsFileError(
+                f"{where}: a subscribe() group takes only 'capacity', not {', '.join(unknown)}"
+            )
+        if "capacity" not in entry:
+            raise GroupsFileError(f"{where}: a subscribe() group entry needs 'capacity'")
+        return "subscribe", _capacities(entry["capacity"], where)
+    return "assign", _group(entry, where)
+
+
+def _group(entry: dict, where: str) -> AssignGroup:
+    name = entry["group"]
+    unknown = sorted(
+        set(entry) - {"group", "topics", "instances", "auto_offset_reset", "capacity", "subscribe"}
+    )
     if unknown:
         raise GroupsFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
     default_topics = _topics(entry["topics"], where) if "topics" in entry else None
@@ -85,11 +154,15 @@ def _group(entry: Any, index: int, source: str) -> AssignGroup:
     reset = entry.get("auto_offset_reset")
     if reset is not None and (not isinstance(reset, str) or reset.lower() not in RESET_POLICIES):
         raise GroupsFileError(f"{where}: auto_offset_reset must be one of {', '.join(RESET_POLICIES)}")
-    return AssignGroup(name, dict(sorted(instances.items())), reset.lower() if reset else None)
+    capacity = _capacities(entry.get("capacity"), where)
+    strangers = sorted(set(capacity.instances) - set(instances))
+    if strangers:
+        raise GroupsFileError(f"{where}: capacity of undeclared instance(s) {', '.join(strangers)}")
+    return AssignGroup(name, dict(sorted(instances.items())), reset.lower() if reset else None, capacity)
 
 
-def parse_groups(data: Any, source: str = "groups file") -> list[AssignGroup]:
-    """Validate the loaded YAML of a groups file."""
+def _entries(data: Any, source: str) -> list[tuple[str, str, AssignGroup | Capacities]]:
+    """(group, kind, what) of every entry, validated, each group once."""
     if isinstance(data, dict):
         if set(data) != {"groups"}:
             raise GroupsFileError(f"{source}: expected a 'groups:' list at the top")
@@ -98,13 +171,46 @@ def parse_groups(data: Any, source: str = "groups file") -> list[AssignGroup]:
         return []
     if not isinstance(data, list):
         raise GroupsFileError(f"{source}: 'groups' must be a list")
-    groups = [_group(entry, i, source) for i, entry in enumerate(data)]
+    out = []
     seen: set[str] = set()
-    for g in groups:
-        if g.group in seen:
-            raise GroupsFileError(f"{source}: group {g.group} is declared twice")
-        seen.add(g.group)
-    return groups
+    for i, entry in enumerate(data):
+        kind, what = _entry(entry, i, source)
+        name = entry["group"]
+        if name in seen:
+            raise GroupsFileError(f"{source}: group {name} is declared twice")
+        seen.add(name)
+        out.append((name, kind, what))
+    return out
+
+
+def parse_groups(data: Any, source: str = "groups file") -> list[AssignGroup]:
+    """Validate the loaded YAML of a groups file; its assign()-mode groups."""
+    return [what for _, kind, what in _entries(data, source) if isinstance(what, AssignGroup)]
+
+
+def parse_capacities(data: Any, source: str = "groups file") -> dict[str, Capacities]:
+    """Group -> its configured capacities, for every group of the file that states some."""
+    out = {}
+    for name, _, what in _entries(data, source):
+        caps = what.capacity if isinstance(what, AssignGroup) else what
+        if caps.default is not None or caps.instances:
+            out[name] = caps
+    return out
+
+
+def fill_capacities(members: list[dict[str, Any]], configured: dict[str, Capacities]) -> int:
+    """Set the configured capacity of snapshot member rows that state none (``group``,
+    ``instance_id``, ``client_id``, ``member_id``, ``capacity``), in place; returns how many."""
+    filled = 0
+    for m in members:
+        caps = configured.get(m.get("group"))  # type: ignore[arg-type]
+        if caps is None or m.get("capacity") is not None:
+            continue
+        figure = caps.of(m.get("instance_id"), m.get("client_id"), m.get("member_id"))
+        if figure is not None:
+            m["capacity"] = figure
+            filled += 1
+    return filled
 
 
 def _strict_loader() -> Any:
@@ -131,7 +237,17 @@ def _strict_loader() -> Any:
 
 
 def load_groups_file(path: str | Path) -> list[AssignGroup]:
-    """Read and validate a groups file (YAML); a key given twice in a mapping is refused."""
+    """Read and validate a groups file (YAML); its assign()-mode groups."""
+    return parse_groups(_load(path), str(path))
+
+
+def load_capacities(path: str | Path) -> dict[str, Capacities]:
+    """Read and validate a groups file (YAML); the capacities it configures, per group."""
+    return parse_capacities(_load(path), str(path))
+
+
+def _load(path: str | Path) -> Any:
+    """The YAML of a groups file; a key given twice in a mapping is refused."""
     import yaml
 
     try:
@@ -147,4 +263,4 @@ def load_groups_file(path: str | Path) -> list[AssignGroup]:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "malformed YAML"
         raise GroupsFileError(f"groups file {path}: {problem}{where}") from None
-    return parse_groups(data, str(path))
+    return data

@@ -49,11 +49,18 @@ def snapshot_step(
         **({"timeout": timeout} if timeout else {}),
     )
     manifest = snap.manifest
+    from ..kafka.groupsfile import fill_capacities, load_capacities
     from .inflow import add_inflow
 
+    # capacities the groups file configures, for members whose status records state none
+    configured = (
+        fill_capacities(snap.members, load_capacities(params.groups_file)) if params.groups_file else 0
+    )
+    if configured:
+        log(f"capacity: {configured} members from the groups file")
     known = add_inflow(store, plan_id, snap, log)
-    if known["rates"] or known["lag_s"] or known["capacities"]:
-        snap.write(out)  # now with rate and lag_s per partition, capacities of saturated members
+    if configured or known["rates"] or known["lag_s"] or known["capacities"]:
+        snap.write(out)  # now with rate and lag_s per partition, capacities of members
     store.set_snapshot(plan_id, str(out), parse_utc(manifest.get("snapshot_at")))
     counts = manifest["counts"]
     failures = manifest.get("failed", [])

@@ -177,6 +177,7 @@ class AuditTrail(StoreBase):
                 )
             ):
                 measured[(r.plan_id, r.strategy)] = (r.max_lag, r.imbalance)
+        times = self.max_catch_up(ids, group)
         out = []
         for p in plans:
             found = details.get(p["id"], {}).get("groups", [])
@@ -186,6 +187,13 @@ class AuditTrail(StoreBase):
             now = measured.get((p["id"], "current"), (d.get("current_max_lag"), d.get("current_imbalance")))
             then = measured.get((p["id"], strategy), (None, None)) if strategy else (None, None)
             pubs = g.get("publications") or []
+            # planning in time: the largest catch-up seconds now and under the plan (None:
+            # never), only where the group was planned with capacities
+            timed = {
+                f"{key}_max_catch_up_s": times[(p["id"], group, name)]
+                for key, name in (("current", "current"), ("plan", strategy))
+                if name is not None and (p["id"], group, name) in times
+            }
             out.append(
                 {
                     "plan_id": p["id"],
@@ -203,8 +211,29 @@ class AuditTrail(StoreBase):
                     "plan_imbalance": then[1],
                     "publications": pubs,
                     "published": any(x.get("state") == "published" for x in pubs),
+                    **timed,
                 }
             )
+        return out
+
+    def max_catch_up(
+        self, plan_ids: Iterable[int], group: str | None = None
+    ) -> dict[tuple[int, str, str], Any]:
+        """(plan id, group, strategy) -> the largest catch-up seconds of that evaluation (None:
+        never), for evaluations planned in time (others are left out); ``group`` narrows."""
+        ids = sorted(set(plan_ids))
+        if not ids:
+            return {}
+        e = evaluations_t
+        query = sa.select(e.c.plan_id, e.c.group_name, e.c.strategy, e.c.metrics).where(e.c.plan_id.in_(ids))
+        if group is not None:
+            query = query.where(e.c.group_name == group)
+        out = {}
+        with self._engine.connect() as conn:
+            for r in conn.execute(query):
+                metrics = r.metrics if isinstance(r.metrics, dict) else {}
+                if "max_catch_up_s" in metrics:
+                    out[(r.plan_id, r.group_name, r.strategy)] = metrics["max_catch_up_s"]
         return out
 
     def previous_groups(self, plan_id: int, groups: Iterable[str]) -> dict[str, tuple[int, dict[str, Any]]]:

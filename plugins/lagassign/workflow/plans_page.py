@@ -343,6 +343,24 @@ def _lag_change(group: Mapping[str, Any]) -> str:
     return f"{_int(before)} → {_int(after)}" + ("" if d.get("go") else " (not applied)")
 
 
+def catch_up_change_short(
+    times: Mapping[tuple[int, str, str], Any], plan_id: int, group: Mapping[str, Any]
+) -> str | None:
+    """Max catch-up now → under the chosen (or candidate) plan, e.g. '2 h 10 min → 18 min',
+    from ``AuditStore.max_catch_up``; None for a group planned without capacities."""
+    name = str(group.get("group"))
+    if (plan_id, name, "current") not in times:
+        return None
+    now = duration_text(times[(plan_id, name, "current")])
+    d = group.get("decision") or {}
+    strategy = str(d.get("chosen") or d.get("candidate") or "")
+    if not strategy or (plan_id, name, strategy) not in times:
+        return now
+    return f"{now} → {duration_text(times[(plan_id, name, strategy)])}" + (
+        "" if d.get("go") else " (not applied)"
+    )
+
+
 def timed(group: Mapping[str, Any]) -> bool:
     """Whether the group was planned in time (its members stated capacities): the current
     assignment's metrics carry catch-up times."""
@@ -394,14 +412,19 @@ def plans_list_html(
     offset: int = 0,
     limit: int = 50,
     more: bool = False,
+    catch_up: Mapping[tuple[int, str, str], Any] | None = None,
 ) -> str:
     """The list of plans, newest first: time, DAG and trigger and who, per group the gate's
-    decision and reason, max lag before → after, the chosen strategy and the published version,
-    with the filter form on top and paging links below.
+    decision and reason, max lag before → after (and max catch-up time before → after, for
+    groups planned in time), the chosen strategy and the published version, with the filter
+    form on top and paging links below.
 
     ``details`` maps plan id to ``get_plan`` output (for per-group columns); a plan missing from
-    it shows only its counts. ``more``: a next page exists.
+    it shows only its counts. ``catch_up``: ``AuditStore.max_catch_up`` of these plans (the
+    catch-up column appears when some group on the page has times). ``more``: a next page exists.
     """
+    catch_up = catch_up or {}
+    in_time = bool(catch_up)
     form = (
         '<form class="filters" method="get" action="plans">'
         f'<label>group<input name="group" value="{_e(group or "")}" placeholder="any"></label>'
@@ -422,12 +445,13 @@ def plans_list_html(
             gates = "<br>".join(_gate(g) for g in groups)
             reasons = "<br>".join(_e(_reason(g)) for g in groups)
             lags = "<br>".join(_e(_lag_change(g)) for g in groups)
+            times = "<br>".join(_e(catch_up_change_short(catch_up, pid, g) or "-") for g in groups)
             chosen = "<br>".join(_e((g.get("decision") or {}).get("chosen")) for g in groups)
             published = "<br>".join(_e(_published(g)) for g in groups)
         else:
             names = f'<span class="muted">{_e(p.get("groups", 0))} groups</span>'
             gates = f"{_e(p.get('go', 0))} go"
-            reasons = lags = chosen = "-"
+            reasons = lags = times = chosen = "-"
             published = f"{_e(p.get('published', 0))} published"
         status = _e(p.get("status"))
         if p.get("error"):
@@ -437,12 +461,15 @@ def plans_list_html(
         rows.append(
             f"<tr><td>{link}</td><td>{_e(_time(p.get('created_at')))}</td><td>{status}</td>"
             f"<td>{dag}</td><td>{_e(_trigger(p))}</td><td>{names}</td><td>{gates}</td><td>{reasons}</td>"
-            f"<td class=num>{lags}</td><td>{chosen}</td><td>{published}</td></tr>"
+            f"<td class=num>{lags}</td>"
+            + (f'<td class="num catch-up">{times}</td>' if in_time else "")
+            + f"<td>{chosen}</td><td>{published}</td></tr>"
         )
     table = (
         '<table class="plans"><thead><tr><th>plan</th><th>created (UTC)</th><th>status</th><th>DAG</th>'
         "<th>trigger</th><th>groups</th><th>gate</th><th>reason</th><th>max lag now → plan</th>"
-        "<th>chosen</th><th>published</th></tr></thead>"
+        + ("<th>max catch-up now → plan</th>" if in_time else "")
+        + "<th>chosen</th><th>published</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
         if rows
         else '<p class="muted">no plans match</p>'
@@ -879,8 +906,17 @@ def history_chart_svg(rows: list[dict[str, Any]]) -> str:
 
 def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, Any]] | None = None) -> str:
     """A group across plans (newest first): per plan the gate's verdict, max lag and imbalance of
-    current and of the plan, versions published, failovers; a lag-over-time chart; roll-back
-    buttons for published versions; the group's live instances (``status``)."""
+    current and of the plan (and max catch-up time, where the group was planned in time),
+    versions published, failovers; a lag-over-time chart; roll-back buttons for published
+    versions; the group's live instances (``status``)."""
+    in_time = any("current_max_catch_up_s" in r for r in rows)
+
+    def catch_up(r: Mapping[str, Any], key: str) -> str:
+        if not in_time:
+            return ""
+        shown = duration_text(r[key]) if key in r else "-"
+        return f'<td class="num catch-up">{_e(shown)}</td>'
+
     body = [f'<p><a href="plans">← all plans</a></p><h1>Group {_e(group)}</h1>']
     if status is not None:
         body.append(live_instances_html(status))
@@ -919,15 +955,20 @@ def history_html(group: str, rows: list[dict[str, Any]], status: list[dict[str, 
             f"<td>{_e(_time(r.get('created_at')))}</td><td>{trigger}</td><td>{verdict}</td>"
             f"<td>{_e(r.get('reason') or r.get('error'))}</td>"
             f"<td class=num>{_e(_int(r.get('current_max_lag')))}</td><td class=num>{_e(_ratio(r.get('current_imbalance')))}</td>"
+            f"{catch_up(r, 'current_max_catch_up_s')}"
             f"<td>{_e(r.get('strategy'))}</td><td class=num>{_e(_int(r.get('plan_max_lag')))}</td>"
-            f"<td class=num>{_e(_ratio(r.get('plan_imbalance')))}</td><td>{_e(versions)}{back}</td></tr>"
+            f"<td class=num>{_e(_ratio(r.get('plan_imbalance')))}</td>{catch_up(r, 'plan_max_catch_up_s')}"
+            f"<td>{_e(versions)}{back}</td></tr>"
         )
     body.append(
         "<h2>Plans</h2>"
         + (
             '<table class="history"><thead><tr><th>plan</th><th>created (UTC)</th><th>trigger</th><th>gate</th>'
-            "<th>reason</th><th>max lag now</th><th>imbalance now</th><th>plan</th><th>max lag under plan</th>"
-            f"<th>imbalance under plan</th><th>versions</th></tr></thead><tbody>{''.join(trs)}</tbody></table>"
+            "<th>reason</th><th>max lag now</th><th>imbalance now</th>"
+            + ("<th>max catch-up now</th>" if in_time else "")
+            + "<th>plan</th><th>max lag under plan</th><th>imbalance under plan</th>"
+            + ("<th>max catch-up under plan</th>" if in_time else "")
+            + f"<th>versions</th></tr></thead><tbody>{''.join(trs)}</tbody></table>"
             if trs
             else '<p class="muted">no plan has looked at this group</p>'
         )

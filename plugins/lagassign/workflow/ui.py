@@ -181,18 +181,19 @@ def plans_list(
     limit: int = Query(50),
     offset: int = Query(0, ge=0),
 ) -> Response:
-    """The list of plans with per-group gate decisions, reasons, max lag before → after, chosen
-    strategies and published versions; paged by ``offset``."""
+    """The list of plans with per-group gate decisions, reasons, max lag (and max catch-up time)
+    before → after, chosen strategies and published versions; paged by ``offset``."""
     filters = parse_filters(group, since, until, limit)
 
-    def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[Any, Any]]:
         plans = store.list_plans(**{**filters, "limit": filters["limit"] + 1}, offset=offset)
-        return plans, store.plan_details(p["id"] for p in plans)
+        ids = [p["id"] for p in plans]
+        return plans, store.plan_details(ids), store.max_catch_up(ids)
 
     out = _read(request, query)
     if isinstance(out, Response):
         return out
-    plans, details = out
+    plans, details, catch_up = out
     more = len(plans) > filters["limit"]
     return HTMLResponse(
         plans_page.plans_list_html(
@@ -204,6 +205,7 @@ def plans_list(
             offset=offset,
             limit=filters["limit"],
             more=more,
+            catch_up=catch_up,
         )
     )
 

@@ -47,6 +47,8 @@ class CertifiedAssignment(Assignment):
         self.proven_optimal = proven_optimal
         #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
         self.proven_catch_up = proven_catch_up
+        #: a largest catch-up time the strategy proved no plan under its rules beats (or None)
+        self.catch_up_bound: float | None = None
 
     def _fields(self) -> tuple:
         return (*super()._fields(), self.proven_optimal, self.proven_catch_up)
@@ -104,6 +106,35 @@ def kept_owned_index(group: GroupSnapshot) -> list[list[int]]:
         [i for i in idx if i is not None and topics[i] in m.topics]
         for m, idx in zip(group.members, group.owned_index, strict=True)
     ]
+
+
+def fresh_apart(group: GroupSnapshot) -> list[list[int]] | None:
+    """Sticky's layout, worked directly, for a group where nobody owns a partition, no racks
+    are known and members that share a topic share their whole subscription (each topic has
+    one subscription: identical subscriptions, or Kafka's JMH buckets). None for any other
+    group. ``uniform`` uses it for mixed subscriptions; sticky's own passes give the same.
+
+    Why it is sticky's: sticky deals the partitions, fewest subscribers first and then by topic
+    and number, each to the subscriber with the fewest, ties by id. A subscription's topics
+    all have its members as subscribers, so its partitions come in index order and go round
+    its members in id order: the j-th to member j mod n. Counts then differ by at most one
+    within each subscription, and no member can take a partition of another subscription's
+    topic, so sticky's balancing moves nothing. Partition indices per member index."""
+    if group.owned_count or group.rack_aware:
+        return None
+    spans = group.topic_span
+    takers: dict[str, int] = {}
+    for topics in group.subscriptions:
+        for t in topics:
+            takers[t] = takers.get(t, 0) + 1
+    if any(n > 1 for n in takers.values()):
+        return None
+    layout: list[list[int]] = [[] for _ in group.members]
+    for topics, members in zip(group.subscriptions, group.class_members, strict=True):
+        dealt = [i for t in sorted(topics) if t in spans for i in spans[t]]  # index order
+        for j, k in enumerate(members):  # members ascending: in id order
+            layout[k] = dealt[j :: len(members)]
+    return layout
 
 
 def cyclic(items: Sequence[int], start: int, count: int) -> list[int]:

@@ -23,10 +23,11 @@ the search found, the search proves 8 s the best (6+2, 5+3, 4+2+2)::
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
-from ..catchup import capacity, inflow
+from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
 
 Cost = tuple[float, float, float]
@@ -140,4 +141,95 @@ def exact_drain(
     return ExactResult(layout, best[0], finished)
 
 
-__all__ = ["MAX_PARTITIONS", "ExactResult", "exact_drain", "member_cost", "sooner"]
+#: nodes the heavy-partition bound may visit (per size of the heavy set) before it gives up
+HEAVY_BUDGET = 1_000
+
+
+def heavy_bound(
+    group: GroupSnapshot,
+    counts: dict[str, tuple[int, int]],
+    heavy: int,
+    upper: float = math.inf,
+    budget: int = HEAVY_BUDGET,
+) -> float | None:
+    """A largest catch-up time no plan under ``counts`` beats, from its ``heavy`` heaviest
+    partitions: every plan puts each of them on some member, and a member m holding k of them
+    holds at least (fewest_m - k) others too, at best the lightest of the rest (the smallest
+    lags, counted without inflow: so a member's time only grows as it takes more). The
+    smallest largest time over every placement of the heavy partitions, each member topped
+    up so, is a bound (a relaxation of the plan); branch and bound finds it, pruning at
+    ``upper`` (a plan's time: the bound is then at most that). None when the search does not
+    finish within ``budget`` nodes. With identical subscriptions only.
+
+    Where it helps: a hot partition on a member whose count forces more partitions onto it,
+    or more hot partitions than fast members (the pooled bound spreads them thin)."""
+    members = group.member_ids
+    caps, rates = capacity(group), inflow(group)
+    tps = sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
+    top, rest = tps[:heavy], tps[heavy:]
+    lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in rest))]
+    lags = [group.lag[tp] for tp in top]
+    flows = [rates[tp] for tp in top]
+    cap = [caps[m] for m in members]
+    low = [counts[m][0] for m in members]
+    high = [counts[m][1] for m in members]
+    first_of: dict[tuple, int] = {}
+    twin_of = [first_of.setdefault((cap[i], low[i], high[i]), i) for i in range(len(members))]
+    load = [0] * len(members)
+    flow = [0.0] * len(members)
+    held = [0] * len(members)
+
+    def time_of(i: int, extra_lag: int, extra_flow: float, n: int) -> float:
+        need = min(len(rest), max(0, low[i] - n))
+        return seconds_to_catch_up(load[i] + extra_lag + lag_fill[need], flow[i] + extra_flow, cap[i])
+
+    base = max((time_of(i, 0, 0.0, 0) for i in range(len(members))), default=0.0)
+    best = [upper]
+    nodes = 0
+
+    def visit(at: int, worst: float) -> bool:
+        nonlocal nodes
+        if at == len(top):
+            best[0] = min(best[0], worst)
+            return True
+        nodes += 1
+        if nodes > budget:
+            return False
+        options = []
+        for i in range(len(members)):
+            if held[i] >= high[i]:
+                continue
+            if not held[i] and twin_of[i] != i and not held[twin_of[i]]:
+                continue  # alike and still empty: only the first of them is tried
+            t = time_of(i, lags[at], flows[at], held[i] + 1)
+            if t < best[0]:
+                options.append((t, i))
+        options.sort()
+        for t, i in options:
+            if t >= best[0]:
+                continue
+            load[i] += lags[at]
+            flow[i] += flows[at]
+            held[i] += 1
+            ok = visit(at + 1, max(worst, t))
+            held[i] -= 1
+            load[i] -= lags[at]
+            flow[i] -= flows[at]
+            if not ok:
+                return False
+        return True
+
+    if not visit(0, base):
+        return None
+    return best[0]
+
+
+__all__ = [
+    "HEAVY_BUDGET",
+    "MAX_PARTITIONS",
+    "ExactResult",
+    "exact_drain",
+    "heavy_bound",
+    "member_cost",
+    "sooner",
+]

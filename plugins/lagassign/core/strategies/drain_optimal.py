@@ -24,6 +24,12 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
 5. Groups of up to 16 partitions (without ``max_moves``): an exact branch and bound
    (``drain_exact``) either finds a plan that finishes strictly sooner or proves that none
    exists under the count rules; a proved plan reports ``catch_up_optimal``.
+6. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
+   lag-optimal's does): larger groups whose plan is above the bound (and without
+   ``max_moves``) go to ``drain_milp``: bisection on the largest catch-up time, each step a
+   bin-packing MILP, which either finds a plan that finishes sooner or proves a higher bound
+   (``catch_up_bound`` on the plan). Within the budget it is deterministic; a run the budget
+   cuts short keeps what it found by then. Without the option nothing changes.
 
 Example: four partitions of 600 messages, no inflow; C1 is three times as fast as C0.
 lag-optimal splits them two and two: C0 needs 1,200 / 10 = 120 s. drain-optimal gives C0 one
@@ -50,11 +56,14 @@ from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_u
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
-from .drain_exact import MAX_PARTITIONS, exact_drain, member_cost, sooner
+from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound, member_cost, sooner
+from .drain_milp import bisect_drain
+from .exact import solver_available
 from .lag_optimal import LagOptimalStrategy
 
 Cost = tuple[float, float, float]
 MAX_STEPS = 20_000  # improving steps per seed; each lowers the largest cost, so this is a guard
+HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
 
 
 def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
@@ -70,12 +79,15 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
     return out
 
 
-def proportional_lower_bound(group: GroupSnapshot) -> float:
+def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
     """A largest catch-up time no plan under the proportional counts beats (shared subscription).
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
-    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many.
+    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
+    the heaviest partitions' best placement with every member topped up to its fewest
+    (``drain_exact.heavy_bound``). ``upper``, the time of a plan in hand, lets that search
+    stop early (the bound is then at most ``upper``).
     """
     bound = lower_bound_catch_up(group)
     if not (timed(group) and group.identical_subscriptions):
@@ -94,7 +106,14 @@ def proportional_lower_bound(group: GroupSnapshot) -> float:
         low_sum += counts[mid][0]
         k = min(len(lags), max(low_sum, len(lags) - room_after))
         bound = max(bound, seconds_to_catch_up(lag_prefix[k], rate_prefix[k], cap_sum))
-    return bound
+    # the heaviest partitions placed every possible way (``drain_exact.heavy_bound``), as many
+    # of them as the search settles: members first, then a few more
+    for heavy in range(1, min(len(lags), len(caps) + HEAVY_EXTRA) + 1):
+        placed = heavy_bound(group, counts, heavy, upper)
+        if placed is None:
+            break
+        bound = max(bound, placed)
+    return min(bound, upper)
 
 
 class _Layout:
@@ -146,18 +165,34 @@ class _Layout:
 class DrainOptimalStrategy(Strategy):
     name = "drain-optimal"
     summary = "smallest largest catch-up time (lag, inflow, capacity); counts in proportion to capacity"
-    options = ("max_moves",)
+    options = ("max_moves", "exact_budget")
 
-    def __init__(self, max_moves: int | None = None) -> None:
+    def __init__(self, max_moves: int | None = None, exact_budget: float | None = None) -> None:
         if max_moves is not None and (
             isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
         ):
             raise StrategyOptionError(f"max_moves must be a whole number >= 0, got {max_moves!r}")
+        if exact_budget is not None:
+            if (
+                isinstance(exact_budget, bool)
+                or not isinstance(exact_budget, int | float)
+                or not (0 <= exact_budget < float("inf"))
+            ):
+                raise StrategyOptionError(
+                    f"exact_budget must be a non-negative number of seconds, got {exact_budget!r}"
+                )
+            if exact_budget > 0 and not solver_available():
+                raise StrategyOptionError(
+                    "exact_budget needs the optional solver: pip install 'lagassign[certify]' (highspy)"
+                )
         self.max_moves = max_moves
+        self.exact_budget = exact_budget or 0
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         if _plain(group):
-            planned = LagOptimalStrategy(max_moves=self.max_moves).assign(group)
+            planned = LagOptimalStrategy(max_moves=self.max_moves, exact_budget=self.exact_budget).assign(
+                group
+            )
             return CertifiedAssignment(
                 self.name,
                 planned.members,
@@ -191,10 +226,34 @@ class DrainOptimalStrategy(Strategy):
                     for tp in tps:
                         best.put(tp, mid)
                 _send_home(best)
+        bound = None
+        if not proven and self.exact_budget > 0 and self.max_moves is None:
+            best, proven, bound = self._polish(group, counts, best)
         # Whether it reached the bound is a metric of every plan (``catch_up_optimal``); a
         # finished exact search proves it under the count rules.
         plan = build(self.name, group, best.held)
-        return CertifiedAssignment(plan.strategy, plan.members, proven_catch_up=proven)
+        out = CertifiedAssignment(plan.strategy, plan.members, proven_catch_up=proven)
+        out.catch_up_bound = bound
+        return out
+
+    def _polish(
+        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, best: _Layout
+    ) -> tuple[_Layout, bool, float | None]:
+        """``drain_milp``'s bisection from the plan, within ``exact_budget``: a plan that
+        finishes sooner replaces it (partitions then sent home where free), and the bound it
+        certified is returned with whether the plan meets it."""
+        top = max(seconds_to_catch_up(best.load[m], best.flow[m], best.cap[m]) for m in best.held)
+        bound = proportional_lower_bound(group, top)
+        if not math.isfinite(top) or top <= bound * (1 + 1e-9):
+            return best, False, None
+        result = bisect_drain(group, counts, top, bound, self.exact_budget)
+        if result.layout is not None:
+            best = _Layout(group, counts)
+            for mid, tps in result.layout.items():
+                for tp in tps:
+                    best.put(tp, mid)
+            _send_home(best)
+        return best, result.proven, result.lower
 
     def _seeds(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> Iterable[_Layout]:
         yield _greedy(_Layout(group, counts), group.assignable)

@@ -27,10 +27,14 @@ import numpy as np
 from ..model import GroupSnapshot, TopicPartition
 from .loadbook import LoadBook
 
-#: above this many members, or (partition, eligible member) pairs, the pass is skipped: each
-#: round costs members cubed plus the pairs, and a round saves at least one move
+#: above this many members, or (partition, eligible member) pairs, the search runs in blocks
+#: of members (each round costs members cubed plus the pairs, and saves at least one move)
 MAX_MEMBERS = 100
 MAX_PAIRS = 200_000
+#: sweeps over the blocks of a big group at most
+MAX_SWEEPS = 6
+#: members per block (a smaller block is a faster round, a larger one finds more chains)
+BLOCK = 40
 #: partition choices tried per chain (topics per hand-over, multiplied along the chain)
 _CHOICES_PER_CHAIN = 8
 #: chains tried as the first of two when no single chain helps (bounds the search's cost)
@@ -46,8 +50,9 @@ Choices = dict[tuple[int, int], dict[str, tuple[int, TopicPartition]]]
 class _State:
     """Who holds what, with counts per member and per (member, topic), cheap to change back."""
 
-    def __init__(self, group: GroupSnapshot, held: dict[str, list[TopicPartition]]) -> None:
+    def __init__(self, group: GroupSnapshot, held: dict[str, list[TopicPartition]], racks: bool) -> None:
         self.group = group
+        self.racks = racks
         # dicts, not sets: iteration in insertion order keeps the pass deterministic whatever
         # the process's hash seed
         self.held = {mid: dict.fromkeys(tps) for mid, tps in held.items()}
@@ -85,12 +90,10 @@ class _State:
             for topic, n in self.topics[mid].items():
                 if n and min(count[s] for s in subs[topic]) < c - 1:
                     return False
-            for m in self.group.members:
-                if m.id == mid:
-                    for topic in m.topics:
-                        holders = (count[s] for s in subs[topic] if self.topics[s][topic])
-                        if max(holders, default=0) > c + 1:
-                            return False
+            for topic in self.group.topics_of[mid]:
+                holders = (count[s] for s in subs[topic] if self.topics[s][topic])
+                if max(holders, default=0) > c + 1:
+                    return False
         return True
 
     def balanced(self) -> bool:
@@ -104,30 +107,61 @@ class _State:
         return True
 
 
+class _Scope:
+    """The members a search looks at (all of them, or one block of a big group): their ids,
+    index (position in ``ids``) and, per topic, which of them subscribe. Chains stay inside
+    the scope; the balance condition is checked on the whole group."""
+
+    def __init__(self, group: GroupSnapshot, ids: list[str]) -> None:
+        self.ids = ids
+        self.index = {mid: i for i, mid in enumerate(ids)}
+        if len(ids) == len(group.member_ids):
+            self.subscribers = group.subscribers
+        else:
+            self.subscribers = {
+                t: [s for s in subs if s in self.index] for t, subs in group.subscribers.items()
+            }
+
+
 #: with racks, one more rack-local partition outweighs any number of moves in a chain
 RACK_WEIGHT = 1000
+#: with racks and one shared subscription, keeping an owned partition that is rack-local
+#: outweighs everything else: Kafka's constrained builder keeps those first (up to the quotas)
+#: and only then places the rest by rack, so a chain that gives one up for more locality
+#: elsewhere would buy locality with moves Kafka does not make
+KEEP_WEIGHT = 1_000_000
 
 
-def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
+def _rack_edges(state: _State, scope: _Scope) -> tuple[np.ndarray, Choices]:
     """``_edges`` when racks are known: a hand-over also gains ``RACK_WEIGHT`` if the partition
-    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so."""
+    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so; with
+    one shared subscription, giving away an owned rack-local partition costs ``KEEP_WEIGHT``
+    more (and getting one back saves it)."""
     group = state.group
     before = group.owner
     rack = {m.id: m.rack for m in group.members}
-    n = len(index)
+    keep = KEEP_WEIGHT if group.identical_subscriptions else 0
+
+    def value(mid: str, tp: TopicPartition, racks: frozenset[str]) -> int:
+        """What holding ``tp`` is worth to ``mid``: locality, then keeping what it owned."""
+        local = rack[mid] in racks
+        owned = 1 + (keep if local else 0) if before.get(tp) == mid else 0
+        return owned + (RACK_WEIGHT if local else 0)
+
+    n = len(scope.ids)
     cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
     choices: Choices = {}
-    for giver, tps in state.held.items():
+    index = scope.index
+    for giver in scope.ids:
         g = index[giver]
         row = cost[g]
-        for tp in tps:
-            prev = before.get(tp)
+        for tp in state.held[giver]:
             racks = group.partitions[tp].racks
-            leave = (1 if prev == giver else 0) + (RACK_WEIGHT if rack[giver] in racks else 0)
-            for taker in group.subscribers[tp.topic]:
+            leave = value(giver, tp, racks)
+            for taker in scope.subscribers[tp.topic]:
                 if taker == giver:
                     continue
-                c = leave - (1 if prev == taker else 0) - (RACK_WEIGHT if rack[taker] in racks else 0)
+                c = leave - value(taker, tp, racks)
                 t = index[taker]
                 per_topic = choices.setdefault((g, t), {})
                 best = per_topic.get(tp.topic)
@@ -138,20 +172,22 @@ def _rack_edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choic
     return np.array(cost, dtype=np.int64), choices
 
 
-def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
+def _edges(state: _State, scope: _Scope) -> tuple[np.ndarray, Choices]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
     best partition for it (which topics a member ends up holding decides the balance condition).
 
     Per member and topic held: a partition returning to the taker costs -1, one that is not the
     giver's own costs 0, and the giver's own cost +1."""
-    if state.group.rack_aware:
-        return _rack_edges(state, index)
+    if state.racks:
+        return _rack_edges(state, scope)
     group = state.group
     before = group.owner
-    n = len(index)
+    n = len(scope.ids)
     cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
     choices: Choices = {}
-    for giver, tps in state.held.items():
+    index = scope.index
+    for giver in scope.ids:
+        tps = state.held[giver]
         g = index[giver]
         row = cost[g]
         by_topic: dict[str, list[TopicPartition]] = {}
@@ -170,7 +206,7 @@ def _edges(state: _State, index: dict[str, int]) -> tuple[np.ndarray, Choices]:
                     if prev is not None:
                         returning.setdefault(prev, tp)
             base: tuple[int, TopicPartition] = (0, foreign) if foreign is not None else (1, own)
-            for taker in group.subscribers[topic]:
+            for taker in scope.subscribers[topic]:
                 if taker == giver:
                     continue
                 t = index[taker]
@@ -224,6 +260,8 @@ def _variants(path: list[int], cost: np.ndarray, choices: Choices, ids: list[str
     """The ways to carry out a chain at its cost: one partition per hand-over, topics varying."""
     options = []
     for a, b in itertools.pairwise(path):
+        if (a, b) not in choices:
+            return []  # no hand-over there (a path bent by a negative cycle's distances)
         options.append([(tp, ids[b]) for c, tp in choices[(a, b)].values() if c == cost[a, b]])
     variants: list[Steps] = []
     for combo in itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN):
@@ -232,19 +270,19 @@ def _variants(path: list[int], cost: np.ndarray, choices: Choices, ids: list[str
     return variants
 
 
-def _improve(state: _State, index: dict[str, int], two_steps: bool, below: int = 0) -> int | None:
+def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> int | None:
     """Apply chains that cost less than ``below`` and keep the balance condition, cheapest
     first, as many as touch no member an earlier one touched (their costs stay true; only one
     unless ``below`` is 0); with ``two_steps``, one pair of chains costing less than zero in all.
     Return their cost (None when there is none)."""
-    ids = state.group.member_ids
-    cost, choices = _edges(state, index)
+    ids = scope.ids
+    cost, choices = _edges(state, scope)
     dist, nxt = _shortest(cost)
     tried = 0
     total = 0
     busy: set[str] = set()
     # a first chain of two may cost a little (moves, never rack locality) if the second pays
-    slack = (RACK_WEIGHT if state.group.rack_aware else 1) if two_steps else below
+    slack = (RACK_WEIGHT if state.racks else 1) if two_steps else below
     for _, s, e in _candidates(dist, slack):
         if two_steps and tried >= _SECOND_STEP_TRIES:
             break
@@ -269,7 +307,7 @@ def _improve(state: _State, index: dict[str, int], two_steps: bool, below: int =
         if two_steps and variants and gain < slack and tried < _SECOND_STEP_TRIES:
             tried += 1
             undo = state.apply(variants[0])
-            more = _repair(state, index, -gain)
+            more = _repair(state, scope, -gain)
             if more is not None:
                 return gain + more
             state.undo(undo)
@@ -289,17 +327,17 @@ def _violations(state: _State) -> list[tuple[str, str, str]]:
     return found
 
 
-def _repair(state: _State, index: dict[str, int], below: int) -> int | None:
+def _repair(state: _State, scope: _Scope, below: int) -> int | None:
     """With no breach, one chain costing less than ``below`` that keeps the condition; else
     mend a breach with one chain costing less than ``below``: the fuller member either swaps
     the topic's partitions for another (a cycle through it) or hands a partition on towards
     the emptier member (a chain from one to the other)."""
     breaches = _violations(state)
     if not breaches:
-        return _improve(state, index, False, below)
+        return _improve(state, scope, False, below)
     group = state.group
-    ids = group.member_ids
-    cost, choices = _edges(state, index)
+    ids, index = scope.ids, scope.index
+    cost, choices = _edges(state, scope)
     dist, nxt = _shortest(cost)
     chains: list[tuple[int, list[int], str | None]] = []
     for full, topic, empty in breaches[:4]:
@@ -335,22 +373,55 @@ def _repair(state: _State, index: dict[str, int], below: int) -> int | None:
     return None
 
 
-def fewer_moves(group: GroupSnapshot, book: LoadBook) -> int:
-    """Improve ``book`` (balanced) in place; return how many fewer partitions move."""
-    n = len(group.member_ids)
-    pairs = sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
-    if n < 2 or n > MAX_MEMBERS or pairs > MAX_PAIRS:
-        return 0
-    index = {mid: i for i, mid in enumerate(group.member_ids)}
-    state = _State(group, {mid: list(tps) for mid, tps in book.held.items()})
+def _search(state: _State, scope: _Scope, two_steps: bool) -> int:
+    """Apply chains inside ``scope`` until none helps; return the total cost saved."""
     saved = 0
     while True:
-        gain = _improve(state, index, False)
-        if gain is None and n <= _TWO_STEP_MEMBERS:
-            gain = _improve(state, index, True)
+        gain = _improve(state, scope, False)
+        if gain is None and two_steps:
+            gain = _improve(state, scope, True)
         if gain is None:
-            break
+            return saved
         saved -= gain
+
+
+def _blocks(ids: list[str], size: int, sweep: int) -> list[list[str]]:
+    """Blocks of at most ``size`` members for one sweep: every ``k``-th member together on even
+    sweeps (a spread of subscriptions and racks), consecutive runs on odd ones, so a chain
+    one sweep cannot make (its members in different blocks) the next may."""
+    k = -(-len(ids) // size)
+    if sweep % 2 == 0:
+        shift = sweep // 2
+        rotated = ids[shift:] + ids[:shift]
+        return [rotated[b::k] for b in range(k)]
+    start = (sweep // 2) * (size // 2)
+    rotated = ids[start:] + ids[:start]
+    return [rotated[b * size : (b + 1) * size] for b in range(k)]
+
+
+def fewer_moves(group: GroupSnapshot, book: LoadBook, racks: bool = False) -> int:
+    """Improve ``book`` (balanced) in place; return the cost saved (moves, or with ``racks``
+    rack locality first, see ``_rack_edges``). Groups above ``MAX_MEMBERS`` members or
+    ``MAX_PAIRS`` (partition, eligible member) pairs are searched in blocks of members small
+    enough for both, sweep after sweep (``_blocks``) until a sweep saves nothing or
+    ``MAX_SWEEPS`` have run: each chain found is a true improvement of the whole group."""
+    ids = group.member_ids
+    n = len(ids)
+    if n < 2:
+        return 0
+    pairs = sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
+    state = _State(group, {mid: list(tps) for mid, tps in book.held.items()}, racks)
+    if n <= MAX_MEMBERS and pairs <= MAX_PAIRS:
+        saved = _search(state, _Scope(group, ids), n <= _TWO_STEP_MEMBERS)
+    else:
+        # a block of b members holds about pairs * (b / n)^2 of the pairs
+        size = max(2, min(BLOCK, int(n * (MAX_PAIRS / pairs) ** 0.5)))
+        saved = 0
+        for sweep in range(MAX_SWEEPS):
+            gained = sum(_search(state, _Scope(group, block), False) for block in _blocks(ids, size, sweep))
+            saved += gained
+            if not gained:
+                break
     for tp, mid in state.owner.items():
         if book.owner[tp] != mid:
             book.move(tp, mid)

@@ -284,7 +284,7 @@ class LagOptimalStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on
         groups it cannot plan in time); each caller gets its own lists."""
-        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget)
+        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget, self.rack)
         if key not in group.memo:
             group.memo[key] = self._plan(group)
         plan = group.memo[key]

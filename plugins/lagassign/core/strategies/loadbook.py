@@ -44,6 +44,9 @@ class LoadBook:
         for topics, idx in class_of.items():
             for t in topics:
                 self._topic_classes.setdefault(t, []).append(idx)
+        #: each member's current key: the one heap entry of it that is not stale
+        self._latest: dict[str, tuple] = {}
+        self._eligible: dict[str, int] | None = None
         for mid in group.member_ids:
             self._push(mid)
 
@@ -55,22 +58,39 @@ class LoadBook:
         return (self.count[mid], self.load[mid] if self.by_lag else 0, self.tie[mid], mid)
 
     def _push(self, mid: str) -> None:
-        heapq.heappush(self._heaps[self._class[mid]], self._key(mid))
+        """Enter the member's new key; its earlier entries are stale from now on. When the
+        stale one is its heap's head (the member least_loaded just named, the usual case)
+        it is replaced at once: one sift instead of a push now and a pop later."""
+        heap = self._heaps[self._class[mid]]
+        key = self._key(mid)
+        if heap and heap[0] is self._latest.get(mid):
+            heapq.heapreplace(heap, key)
+        else:
+            heapq.heappush(heap, key)
+        self._latest[mid] = key
 
     def _head(self, idx: int) -> tuple:
         heap = self._heaps[idx]
+        latest = self._latest
         while True:
             entry = heap[0]
-            if entry == self._key(entry[3]):
+            if entry is latest[entry[-1]]:
                 return entry
             heapq.heappop(heap)
 
     def add(self, mid: str, tp: TopicPartition) -> None:
         self.held[mid][tp] = None
         self.owner[tp] = mid
-        self.count[mid] += 1
-        self.load[mid] += self.lags[tp]
-        self._push(mid)
+        count = self.count[mid] = self.count[mid] + 1
+        load = self.load[mid] = self.load[mid] + self.lags[tp]
+        # ``_push`` inlined: the hot path of every count-balancing strategy
+        key = (count, load if self.by_lag else 0, self.tie[mid], mid)
+        heap = self._heaps[self._class[mid]]
+        if heap[0] is self._latest[mid]:
+            heapq.heapreplace(heap, key)
+        else:
+            heapq.heappush(heap, key)
+        self._latest[mid] = key
 
     def remove(self, tp: TopicPartition) -> str:
         mid = self.owner.pop(tp)
@@ -88,11 +108,17 @@ class LoadBook:
         """The member subscribed to ``topic`` with the smallest load key."""
         classes = self._topic_classes[topic]
         if len(classes) == 1:  # the common case: one shared subscription
-            return self._head(classes[0])[3]
+            head = self._heaps[classes[0]][0]
+            if head is self._latest[head[-1]]:  # not stale: the usual case
+                return head[-1]
+            return self._head(classes[0])[-1]
         return min(self._head(i) for i in classes)[3]
 
     def eligible_count(self, topic: str) -> int:
-        return len(self.group.subscribers.get(topic, ()))
+        """How many members subscribe to ``topic``."""
+        if self._eligible is None:
+            self._eligible = {t: len(subs) for t, subs in self.group.subscribers.items()}
+        return self._eligible.get(topic, 0)
 
     def assignment(self) -> dict[str, list[TopicPartition]]:
         return {mid: list(tps) for mid, tps in self.held.items()}
@@ -115,8 +141,11 @@ def balance_counts(
     changed = True
     while changed:
         changed = False
+        # No member gets below the fewest a pass starts with (a giver keeps at least one
+        # more than its taker): a member short of that by less than two has no taker.
+        fewest = min(book.count.values())
         queues: dict[str, Iterator[TopicPartition]] = {}
-        fullest = [(-count, mid) for mid, count in book.count.items() if count >= 2]
+        fullest = [(-count, mid) for mid, count in book.count.items() if count >= fewest + 2]
         heapq.heapify(fullest)
         while fullest:
             count, giver = heapq.heappop(fullest)

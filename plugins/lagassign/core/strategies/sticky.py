@@ -5,10 +5,13 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
-4. Mixed subscriptions, or racks known (KIP-881): chains of hand-overs that give more owned
-   partitions back than they take, or make more partitions rack-local, while the condition
-   holds (``fewer_moves``): without racks sticky moves no more than Kafka's; with racks, rack
-   locality comes before stickiness, as in Kafka's.
+4. Mixed subscriptions, or racks that Kafka would use (``racks.sticky_uses_racks``): chains of
+   hand-overs that give more owned partitions back than they take, or make more partitions
+   rack-local, while the condition holds (``fewer_moves``). Without racks sticky moves no more
+   than Kafka's; with racks, rack locality comes before stickiness, as in Kafka's, except that
+   on one shared subscription an owned rack-local partition is kept first: there passes 1-3
+   are replaced by Kafka's constrained builder's own rules with racks
+   (``racks.kafka_rack_seed``), which the chains then improve.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -34,6 +37,7 @@ from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
 from .fewer_moves import fewer_moves
 from .loadbook import LoadBook, balance_counts
+from .racks import kafka_rack_seed, sticky_uses_racks
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
@@ -48,14 +52,16 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    layout = sticky_passes(group)
-    if not (group.rack_aware or (group.owner and not group.identical_subscriptions)):
+    racks = sticky_uses_racks(group)
+    # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
+    layout = kafka_rack_seed(group) if racks and group.identical_subscriptions else sticky_passes(group)
+    if not (racks or (group.owner and not group.identical_subscriptions)):
         return layout
-    book = LoadBook(group)  # pass 4 starts from passes 1-3, held in the same order
+    book = LoadBook(group)  # pass 4 starts from there, held in the same order
     for mid, tps in layout.items():
         for tp in tps:
             book.add(mid, tp)
-    fewer_moves(group, book)
+    fewer_moves(group, book, racks)
     return book.assignment()
 
 

@@ -19,7 +19,8 @@ first, then stickiness: Kafka's builder balances per topic for at most 16 rounds
 lagassign gives sticky's layout, which meets Kafka's balance condition exactly and keeps as
 many owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
 as many as Kafka and is Kafka's result in 5 of 8; in the others only which member takes which
-free partition differs (``tests/test_uniform.py``).
+free partition differs (``tests/test_uniform.py``). A fresh group whose subscriptions share
+no topic (Kafka's JMH buckets) gets sticky's layout worked directly (``fresh_apart``).
 
 Server-side ``range`` (the coordinator's ``RangeAssignor``) orders members as the client's
 (static ones by instance id first) and deals the same per-topic contiguous ranges, with no
@@ -53,7 +54,7 @@ Kafka 4.1 the first member, C0, had the extra and took t0-4 from C1)::
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build, build_indexed, kept_owned_index
+from .base import Strategy, build, build_indexed, fresh_apart, kept_owned_index
 from .sticky import sticky_assignment
 
 
@@ -105,4 +106,7 @@ class UniformStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         if group.identical_subscriptions:
             return build_indexed(self.name, group, homogeneous(group))
+        apart = fresh_apart(group)
+        if apart is not None:
+            return build_indexed(self.name, group, apart)
         return build(self.name, group, sticky_assignment(group))

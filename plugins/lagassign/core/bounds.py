@@ -1,0 +1,300 @@
+"""Two lower bounds on the max member lag of a group (``scoring`` reports them).
+
+* ``lower_bound_max_lag`` holds for every possible assignment, count-balanced or not, so a
+  strategy's ``max_lag / lower_bound_max_lag`` is an honest upper bound on how far it is from
+  the best assignment of all.
+* ``balanced_lower_bound_max_lag`` holds for every assignment that keeps the count guarantee
+  of the count-balancing strategies (Kafka's balance condition: no member with two or more
+  fewer partitions than another could take one of the other's; with identical subscriptions
+  that is "counts within one"). It is never below the first, and much tighter where counts
+  bind (a hot partition's member must still take its share of partitions).
+
+Both are arguments on a pool's lags sorted heaviest first and their prefix sums. Small pools
+(most groups) are worked in plain Python; pools of ``NUMPY_FROM`` partitions or more (Kafka's
+benchmark point has 100,000) are sorted and summed with numpy, every step at once. Both ways
+give the same integers: numpy is used only while every sum fits in int64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import accumulate, chain
+from typing import Any
+
+import numpy as np
+
+from .model import NUMPY_FROM, GroupSnapshot
+
+#: a pool's lags: a list, or a numpy array for large pools
+Lags = Sequence[int] | np.ndarray
+
+# Beyond this many distinct subscriber sets, pools are not merged by set inclusion
+# (quadratic); the bound stays valid, only less tight.
+_MAX_POOLS_FOR_INCLUSION = 64
+__all__ = ["NUMPY_FROM", "balanced_lower_bound_max_lag", "count_bound", "lower_bound_max_lag", "pool_bound"]
+#: numpy only while sums (at most twice the pool's total lag) stay below int64's limit
+_SUM_LIMIT = 2**62
+
+
+# ---- the group-level bounds ------------------------------------------------------------------
+
+
+def lower_bound_max_lag(group: GroupSnapshot) -> int:
+    """A valid lower bound on the smallest achievable max member lag for this group.
+
+    Partitions of topics whose subscribers all lie within a set S can only go to S, so each
+    such pool gives a bound; the whole group is one more pool. Computed once per group.
+    """
+    key = ("lower-bound",)
+    if key not in group.memo:
+        group.memo[key] = _lower_bound_max_lag(group)
+    return group.memo[key]
+
+
+def _lower_bound_max_lag(group: GroupSnapshot) -> int:
+    spans = group.topic_span
+    by_set: dict[frozenset[str], list[str]] = {}  # subscriber set -> its topics with partitions
+    as_set: dict[int, frozenset[str]] = {}  # topics with the same subscribers share one list
+    for topic, subs in group.subscribers.items():
+        key = as_set.get(id(subs))
+        if key is None:
+            key = as_set[id(subs)] = frozenset(subs)
+        topics = by_set.setdefault(key, [])
+        if topic in spans:
+            topics.append(topic)
+    size = {members: sum(len(spans[t]) for t in topics) for members, topics in by_set.items()}
+    n_assignable = len(group.assignable_index)
+    bound = pool_bound(_assignable_lags(group), len(group.members))
+    merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
+    for members, topics in by_set.items():
+        if len(members) == len(group.members) and size[members] == n_assignable:
+            continue  # the whole group again (one subscription): its bound is in already
+        pool = [t for other, ts in by_set.items() if other <= members for t in ts] if merge else topics
+        bound = max(bound, pool_bound(_topic_lags(group, pool), len(members)))
+    return bound
+
+
+def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> int:
+    """A lower bound on the max member lag of every assignment that keeps the count guarantee.
+
+    Identical subscriptions: counts within one (floor(P/N) or ceil(P/N)); ``count_slack``
+    widens that as lag-optimal's option does. Mixed subscriptions: Kafka's balance condition
+    (``count_slack`` does not apply: lag-optimal keeps the guarantee there); members that
+    share no topic, directly or through others, do not constrain each other, so each group
+    of members with one shared subscription is bounded on its own. Never below
+    ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
+    """
+    key = ("balanced-bound", count_slack)
+    if key not in group.memo:
+        group.memo[key] = _balanced_lower_bound_max_lag(group, count_slack)
+    return group.memo[key]
+
+
+def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int:
+    bound = lower_bound_max_lag(group)
+    if group.identical_subscriptions:
+        low, high = count_range(group, count_slack)
+        return max(bound, count_bound(_assignable_lags(group), len(group.members), low, high))
+    topics_of = group.topics_of
+    for member_ids, topics in _components(group):
+        if len({topics_of[mid] for mid in member_ids}) != 1:
+            continue
+        lags = _topic_lags(group, topics)
+        floor, extra = divmod(len(lags), len(member_ids))
+        bound = max(bound, count_bound(lags, len(member_ids), floor, floor + (extra > 0)))
+    return bound
+
+
+def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
+    """Fewest and most partitions a member may hold when all share one subscription: floor(P/N)
+    and ceil(P/N), widened by ``count_slack`` (lag-optimal's knob)."""
+    floor, extra = divmod(len(group.assignable_index), len(group.members))
+    return max(0, floor - count_slack), floor + (extra > 0) + count_slack
+
+
+def _assignable_lags(group: GroupSnapshot) -> Lags:
+    """Lags of the assignable partitions (shared: do not change); a numpy array for large groups."""
+    index = group.assignable_index
+    if len(index) >= NUMPY_FROM:
+        everything = len(index) == len(group.lags)
+        return group.lag_array if everything else group.lag_array[np.asarray(index, dtype=np.intp)]
+    lags = group.lags
+    return lags if len(index) == len(lags) else list(map(lags.__getitem__, index))
+
+
+def _topic_lags(group: GroupSnapshot, topics: list[str]) -> Lags:
+    """Lags of these topics' partitions; a numpy array when there are many."""
+    spans = group.topic_span
+    present = [spans[t] for t in topics if t in spans]
+    if sum(map(len, present)) >= NUMPY_FROM:
+        lags = group.lag_array
+        return np.concatenate([lags[s.start : s.stop] for s in present])
+    lag_list = group.lags
+    return list(chain.from_iterable(lag_list[s.start : s.stop] for s in present))
+
+
+def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
+    """Members and topics that share subscriptions, directly or through others: (members, topics)."""
+    parent: dict[str, str] = {}
+
+    def find(t: str) -> str:
+        while parent.setdefault(t, t) != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    for subscription in group.subscriptions:
+        first, *rest = sorted(subscription)
+        for t in rest:
+            parent[find(t)] = find(first)
+    members: dict[str, list[str]] = {}
+    topics: dict[str, list[str]] = {}
+    root_of = {subscription: find(min(subscription)) for subscription in group.subscriptions}
+    for m in group.members:
+        members.setdefault(root_of[m.topics], []).append(m.id)
+    for t in group.subscribers:
+        topics.setdefault(find(t), []).append(t)
+    return [(members[root], topics.get(root, [])) for root in members]
+
+
+# ---- one pool ----------------------------------------------------------------------------------
+
+
+def _descending(lags: Lags) -> np.ndarray | None:
+    """The lags as an int64 array sorted heaviest first, when numpy may bound them: a large
+    pool whose sums fit in int64. None otherwise (plain Python does it)."""
+    if len(lags) < NUMPY_FROM:
+        return None
+    if isinstance(lags, np.ndarray):
+        array = lags
+    else:
+        try:
+            array = np.array(lags, dtype=np.int64)
+        except OverflowError:
+            return None
+    if array.dtype != np.int64 or int(array.max()) * len(array) >= _SUM_LIMIT:
+        return None  # object dtype: some lag beyond int64
+    return np.sort(array)[::-1]
+
+
+def _ints(lags: Lags) -> Sequence[int]:
+    """The lags as Python integers (exact whatever their size): arrays become lists."""
+    return lags.tolist() if isinstance(lags, np.ndarray) else lags
+
+
+def pool_bound(lags: Lags, members: int) -> int:
+    """Lower bound on the max load when ``members`` members share these partitions.
+
+    Besides the heaviest partition and the mean, pigeonhole: among the j*k+1 heaviest
+    partitions some member gets j+1, at least the j+1 lightest of them.
+    """
+    if len(lags) == 0 or members <= 0:
+        return 0
+    desc = _descending(lags)
+    if desc is None:
+        return _pool_bound_python(sorted(_ints(lags), reverse=True), members)
+    prefix = np.concatenate(([0], np.cumsum(desc)))
+    bound = max(int(desc[0]), -(-int(prefix[-1]) // members))
+    j = np.arange(1, (len(desc) - 1) // members + 1)
+    if len(j):
+        top = j * members + 1
+        bound = max(bound, int((prefix[top] - prefix[top - j - 1]).max()))
+    return bound
+
+
+def _pool_bound_python(desc: list[int], members: int) -> int:
+    prefix = [0, *accumulate(desc)]
+    bound = max(desc[0], -(-prefix[-1] // members))
+    j, top = 1, members + 1
+    while top <= len(desc):
+        bound = max(bound, prefix[top] - prefix[top - j - 1])
+        j += 1
+        top = j * members + 1
+    return bound
+
+
+def _smallest_sum(ascending_prefix: list[int], k: int, skip_from: int, skip_to: int) -> int:
+    """Sum of the k smallest lags, leaving out ascending positions [skip_from, skip_to)."""
+    if k <= 0:
+        return 0
+    if k <= skip_from:
+        return ascending_prefix[k]
+    end = min(len(ascending_prefix) - 1, skip_to + k - skip_from)
+    return ascending_prefix[skip_from] + ascending_prefix[end] - ascending_prefix[skip_to]
+
+
+def _smallest_sums(prefix: np.ndarray, k: Any, skip_from: Any, skip_to: Any) -> np.ndarray:
+    """``_smallest_sum`` for arrays of arguments at once."""
+    last = len(prefix) - 1
+    k = np.broadcast_to(k, np.broadcast(k, skip_from, skip_to).shape)
+    end = np.clip(skip_to + k - skip_from, 0, last)
+    skipping = prefix[skip_from] + prefix[end] - prefix[skip_to]
+    out = np.where(k <= skip_from, prefix[np.clip(k, 0, last)], skipping)
+    return np.where(k <= 0, 0, out)
+
+
+def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
+    """Lower bound on the max load when ``members`` members share these partitions and each
+    holds between ``low`` and ``high`` of them (all of them together: ``len(lags)``).
+
+    Two arguments, both "a member holds its count, and at best the lightest partitions fill it":
+
+    * pigeonhole: among the j*N+1 heaviest partitions some member holds j+1, at least the j+1
+      lightest of them, plus ``low`` - j - 1 of the lightest partitions left;
+    * the s heaviest partitions: either two of them share a member (which then holds the two
+      lightest of them plus ``low`` - 2 lightest others), or they sit on s different members,
+      which hold at least max(s*low, P - (N-s)*high) partitions together: the s heaviest plus
+      the lightest others, so one of them carries at least the mean of that.
+    """
+    if len(lags) == 0 or members <= 0:
+        return 0
+    desc = _descending(lags)
+    if desc is None:
+        return _count_bound_python(sorted(_ints(lags), reverse=True), members, low, high)
+    n_parts = len(desc)
+    heavy_prefix = np.concatenate(([0], np.cumsum(desc)))  # sums of the heaviest
+    prefix = np.concatenate(([0], np.cumsum(desc[::-1])))  # sums of the lightest
+    # pigeonhole, for every j at once
+    j = np.arange(0, (n_parts - 1) // members + 1)
+    top = j * members + 1
+    held = heavy_prefix[top] - heavy_prefix[top - j - 1]
+    pigeon = held + _smallest_sums(prefix, low - j - 1, n_parts - top, n_parts - top + j + 1)
+    bound = int(pigeon.max())
+    # the s heaviest, for every s at once; "apart" is the best over prefixes (a running max)
+    s = np.arange(1, min(members, n_parts) + 1)
+    together = np.maximum(s * low, n_parts - (members - s) * high)
+    fill = _smallest_sums(prefix, together - s, n_parts - s, np.full_like(s, n_parts))
+    apart = np.maximum.accumulate(-(-(heavy_prefix[s] + fill) // s))
+    bound = max(bound, int(apart[0]))
+    if len(s) > 1:
+        s2 = s[1:]
+        lightest = _smallest_sums(prefix, np.int64(low - 2), n_parts - s2, n_parts - s2 + 2)
+        shared = desc[s2 - 2] + desc[s2 - 1] + lightest
+        bound = max(bound, int(np.minimum(apart[1:], shared).max()))
+    return bound
+
+
+def _count_bound_python(desc: list[int], members: int, low: int, high: int) -> int:
+    n_parts = len(desc)
+    prefix = [0, *accumulate(reversed(desc))]  # sums of the lightest
+    bound = 0
+    j = 0
+    while j * members + 1 <= n_parts:
+        top = j * members + 1
+        held = sum(desc[top - j - 1 : top])
+        # The j+1 held sit at ascending positions [P-top, P-top+j+1).
+        bound = max(bound, held + _smallest_sum(prefix, low - j - 1, n_parts - top, n_parts - top + j + 1))
+        j += 1
+    apart = 0  # the distinct-members bound for the s heaviest, best over prefixes
+    heaviest = 0
+    for s in range(1, min(members, n_parts) + 1):
+        heaviest += desc[s - 1]
+        together = max(s * low, n_parts - (members - s) * high)
+        fill = _smallest_sum(prefix, together - s, n_parts - s, n_parts)
+        apart = max(apart, -(-(heaviest + fill) // s))
+        if s == 1:
+            bound = max(bound, apart)
+            continue
+        shared = desc[s - 2] + desc[s - 1] + _smallest_sum(prefix, low - 2, n_parts - s, n_parts - s + 2)
+        bound = max(bound, min(apart, shared))
+    return bound

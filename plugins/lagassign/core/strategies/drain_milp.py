@@ -1,0 +1,243 @@
+"""drain-optimal's exact polish: the smallest largest catch-up time by bisection on MILPs (HiGHS).
+
+A member m of capacity c_m holding partitions with lags L_p and inflows R_p catches up after
+sum(L) / (c_m - sum(R)) seconds; that is at most T exactly when
+
+    sum_p (L_p + T * R_p) * x[p, m] <= T * c_m
+
+which, for a fixed T, is linear: whether some plan catches up within T is the feasibility of a
+bin-packing MILP (x[p, m] binary for eligible pairs, every partition once, drain-optimal's count
+rules ``counts``). Bisection between a lower bound and the plan in hand settles the optimum:
+each T the solver shows feasible gives a plan that finishes by T (the new upper end: its own
+time), each T it proves infeasible is a certified lower bound (no plan under the count rules
+finishes by it). Within a budget of seconds the answer is a plan and a bound around it;
+``proven`` when they meet (to a relative 1e-6).
+
+Members alike (same capacity, subscription and counts) are interchangeable: within each such
+class the j-th member may hold only partitions from the j-th heaviest on, which removes their
+symmetric copies of every plan (as ``exact.py`` does for lag-optimal).
+
+HiGHS (``highspy``) is the optional ``certify`` extra; without it ``exact.solver_available()``
+is False and nothing here runs.
+
+Example: three equal members, partitions of 6, 5, 4, 3, 2, 2 and 2 seconds of work, a plan of
+9 s and a bound of 7 s: bisection finds 8 s (6+2, 5+3, 4+2+2) and proves nothing finishes by
+less (needs highspy)::
+
+    >>> from lagassign.core.strategies.examples import example
+    >>> g = example({"A": ["t"], "B": ["t"], "C": ["t"]}, {"t": [600, 500, 400, 300, 200, 200, 200]},
+    ...             capacities={"A": 100, "B": 100, "C": 100})
+    >>> r = bisect_drain(g, None, 9.0, 7.0, budget=10.0)  # doctest: +SKIP
+    >>> r.proven, round(r.upper, 6), sorted(len(tps) for tps in r.layout.values())  # doctest: +SKIP
+    (True, 8.0, [2, 2, 3])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..catchup import capacity, inflow, seconds_to_catch_up
+from ..model import GroupSnapshot, TopicPartition
+
+Layout = dict[str, list[TopicPartition]]
+#: bisection stops once the plan is within this factor of the certified bound
+TOLERANCE = 1e-6
+
+
+@dataclass
+class DrainMilpResult:
+    """The best plan found (``layout`` None: none better than the one given), its largest
+    catch-up time ``upper``, a certified lower bound ``lower``, and whether they meet."""
+
+    layout: Layout | None
+    upper: float
+    lower: float
+    proven: bool
+    tests: int
+    seconds: float
+
+
+class _Feasibility:
+    """The bin-packing model for one group; ``test(T)`` rewrites only the load rows."""
+
+    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> None:
+        self.group = group
+        self.members = group.member_ids
+        self.caps, self.rates = capacity(group), inflow(group)
+        lag = group.lag
+        self.tps = sorted(group.assignable, key=lambda tp: (-lag[tp], -self.rates[tp], tp))
+        topics = group.topics_of
+        low = {m: counts[m][0] if counts else 0 for m in self.members}
+        high = {m: counts[m][1] if counts else len(self.tps) for m in self.members}
+        # position of each member within its class of interchangeable members
+        rank: dict[str, int] = {}
+        self.classes: dict[tuple, list[str]] = {}
+        for m in self.members:
+            kind = (self.caps[m], topics[m], low[m], high[m])
+            rank[m] = len(self.classes.setdefault(kind, []))
+            self.classes[kind].append(m)
+        self.cols = [
+            (pi, mi)
+            for pi, tp in enumerate(self.tps)
+            for mi, m in enumerate(self.members)
+            if tp.topic in topics[m] and rank[m] <= pi
+        ]
+        self.low, self.high = low, high
+
+    def highs(self, t: float, time_limit: float) -> Any:
+        """A HiGHS instance of the model at ``t`` seconds."""
+        import highspy
+        import numpy as np
+
+        lag, members, tps = self.group.lag, self.members, self.tps
+        n = len(self.cols)
+        rows_lo: list[float] = []
+        rows_hi: list[float] = []
+        starts, idx, val = [0], [], []
+
+        def row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
+            for c, v in entries:
+                idx.append(c)
+                val.append(v)
+            starts.append(len(idx))
+            rows_lo.append(lo)
+            rows_hi.append(hi)
+
+        by_part: list[list[int]] = [[] for _ in tps]
+        by_member: list[list[int]] = [[] for _ in members]
+        for c, (pi, mi) in enumerate(self.cols):
+            by_part[pi].append(c)
+            by_member[mi].append(c)
+        for cs in by_part:
+            row([(c, 1.0) for c in cs], 1.0, 1.0)
+        inf = highspy.kHighsInf
+        for mi, cs in enumerate(by_member):
+            m = members[mi]
+            # work in seconds: (L + T R) / c <= T
+            weights = [
+                (c, (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m])
+                for c in cs
+            ]
+            row(weights, -inf, t)
+            if self.low[m] > 0 or self.high[m] < len(tps):
+                row([(c, 1.0) for c in cs], float(self.low[m]), float(self.high[m]))
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = len(rows_lo)
+        lp.col_cost_ = np.zeros(n)
+        lp.col_lower_ = np.zeros(n)
+        lp.col_upper_ = np.ones(n)
+        lp.row_lower_ = np.array(rows_lo)
+        lp.row_upper_ = np.array(rows_hi)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(idx, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(val)
+        lp.a_matrix_.num_col_ = n
+        lp.a_matrix_.num_row_ = len(rows_lo)
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("random_seed", 0)
+        h.setOptionValue("time_limit", max(0.01, float(time_limit)))
+        h.passModel(lp)
+        return h
+
+    def test(self, t: float, time_limit: float) -> tuple[str, Layout | None]:
+        """('feasible', a plan finishing by ``t``), ('infeasible', None) or ('unknown', None)."""
+        import highspy
+
+        h = self.highs(t, time_limit)
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", None
+        if h.getInfo().primal_solution_status == 2:
+            x = h.getSolution().col_value
+            layout: Layout = {m: [] for m in self.members}
+            for c, (pi, mi) in enumerate(self.cols):
+                if x[c] > 0.5:
+                    layout[self.members[mi]].append(self.tps[pi])
+            if sum(len(v) for v in layout.values()) == len(self.tps):
+                return "feasible", layout
+        return "unknown", None
+
+    def keep_owners(self, layout: Layout) -> Layout:
+        """The same plan with its partition sets dealt within each class of interchangeable
+        members to the member that owns most of a set now (greedy): no more moves than needed."""
+        owner = self.group.owner
+        out: Layout = {}
+        for alike in self.classes.values():
+            sets = [layout[m] for m in alike]
+            overlap = []
+            for i, tps in enumerate(sets):
+                held: dict[str, int] = {}
+                for tp in tps:
+                    if owner.get(tp) in alike:
+                        held[owner[tp]] = held.get(owner[tp], 0) + 1
+                overlap += [(-n, i, m) for m, n in held.items()]
+            used: set[int] = set()
+            for _, i, m in sorted(overlap):
+                if i not in used and m not in out:
+                    out[m] = sets[i]
+                    used.add(i)
+            rest = iter(i for i in range(len(sets)) if i not in used)
+            for m in alike:
+                if m not in out:
+                    out[m] = sets[next(rest)]
+        return out
+
+    def worst(self, layout: Layout) -> float:
+        lag = self.group.lag
+        return max(
+            seconds_to_catch_up(sum(lag[tp] for tp in tps), sum(self.rates[tp] for tp in tps), self.caps[m])
+            for m, tps in layout.items()
+        )
+
+
+def bisect_drain(
+    group: GroupSnapshot,
+    counts: dict[str, tuple[int, int]] | None,
+    upper: float,
+    lower: float,
+    budget: float,
+) -> DrainMilpResult:
+    """Bisection on the largest catch-up time between ``lower`` (a valid bound) and ``upper``
+    (the time of the plan in hand) within ``budget`` seconds of solver time."""
+    started = time.perf_counter()
+    model = _Feasibility(group, counts)
+    best: Layout | None = None
+    tests = 0
+    if not math.isfinite(upper) or lower <= 0:
+        return DrainMilpResult(None, upper, lower, upper <= lower * (1 + TOLERANCE), 0, 0.0)
+    ceiling = upper  # tests at or above this gave no answer in time: go no lower than needed
+    while upper > lower * (1 + TOLERANCE):
+        left = budget - (time.perf_counter() - started)
+        if left <= 0.01:
+            break
+        t = math.sqrt(upper * (lower if ceiling >= upper else max(lower, ceiling)))
+        if not lower < t < upper:
+            break
+        tests += 1
+        # no single test may take the whole budget: an unanswered one is retried nearer the plan
+        status, layout = model.test(t, max(0.01, min(left, budget / 3)))
+        if status == "feasible" and layout is not None:
+            found = model.worst(layout)
+            if not found < upper:
+                break  # the solver's tolerance at the edge: no progress to make
+            best, upper = layout, found
+        elif status == "infeasible":
+            lower = t
+        else:
+            ceiling = t
+    if best is not None and group.owner:
+        best = model.keep_owners(best)
+    proven = upper <= lower * (1 + TOLERANCE)
+    return DrainMilpResult(best, upper, lower, proven, tests, time.perf_counter() - started)
+
+
+__all__ = ["DrainMilpResult", "bisect_drain"]
