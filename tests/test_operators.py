@@ -279,7 +279,10 @@ def test_publishing_a_reviewed_stopped_plan_is_its_own_audited_plan(tmp_path: Pa
     url = f"sqlite:///{tmp_path / 'a.db'}"
     reviewed = _plan_of(url, SKEWED, threshold=50.0)
     lines: list[str] = []
-    with AuditStore(url) as store:
+    with AuditStore(url) as store:  # as its snapshot recorded the group: the new plan keeps it
+        store.record_evaluations(
+            reviewed, [{**evaluate(SKEWED), "group_type": "classic", "assignor": "range"}]
+        )
         done = publish_reviewed(
             store,
             None,
@@ -304,6 +307,7 @@ def test_publishing_a_reviewed_stopped_plan_is_its_own_audited_plan(tmp_path: Pa
         f"published on review of plan {reviewed} by bob (the gate had said stop:"
     )
     assert "dry run" in (g["decision"]["outcome"] or "")
+    assert (g["group_type"], g["assignor"]) == ("classic", "range")
     assert old["groups"][0]["decision"]["go"] is False  # the reviewed plan is left as it was
 
 
