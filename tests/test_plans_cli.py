@@ -116,6 +116,21 @@ def test_list_filters(
     assert rc == 0 and [p["id"] for p in json.loads(out)] == [db[k] for k in expected]
 
 
+def test_list_for_one_group_says_what_the_cluster_ran(
+    db: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out, _ = run(capsys, "plans", "list", "--group", "orders")
+    header, row = out.splitlines()
+    assert rc == 0 and header.endswith("type / assignor") and row.endswith("consumer / uniform")
+    rc, out, _ = run(capsys, "plans", "list", "--group", "calm", "--json")
+    (plan,) = json.loads(out)
+    assert (plan["group_type"], plan["assignor"]) == (None, None)  # recorded from a case file
+    rc, out, _ = run(capsys, "plans", "list", "--group", "calm")
+    assert out.splitlines()[1].endswith("- / -")
+    rc, out, _ = run(capsys, "plans", "list", "--json")
+    assert all("assignor" not in p for p in json.loads(out))  # only for one group
+
+
 def test_list_of_an_empty_store_says_so(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "plans", "list", "--group", "nobody")
     assert (rc, out) == (0, "no plans\n")

@@ -93,7 +93,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     elif not plans:
         print("no plans")
     else:
-        print(plans_table(plans))
+        print(plans_table(plans, with_cluster=args.group is not None))
     return 0
 
 
@@ -213,10 +213,20 @@ def _trigger(plan: dict[str, Any]) -> str:
     return f"{plan['trigger']} by {by}" if by else plan["trigger"]
 
 
-def plans_table(plans: list[dict[str, Any]]) -> str:
-    """The list of plans as an aligned table (times in UTC)."""
-    cols = ("id", "created (UTC)", "status", "trigger", "groups", "go", "published", "dag run")
-    rows = [
+def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
+    """The list of plans as an aligned table (times in UTC); ``with_cluster`` (a list for one
+    group) adds what the cluster ran for it: group type / assignor, "-" when unknown."""
+    cols: tuple[str, ...] = (
+        "id",
+        "created (UTC)",
+        "status",
+        "trigger",
+        "groups",
+        "go",
+        "published",
+        "dag run",
+    )
+    rows: list[tuple[str, ...]] = [
         (
             str(p["id"]),
             _time(p["created_at"]),
@@ -229,6 +239,12 @@ def plans_table(plans: list[dict[str, Any]]) -> str:
         )
         for p in plans
     ]
+    if with_cluster:
+        cols += ("type / assignor",)
+        rows = [
+            (*r, " / ".join(x or "-" for x in (p.get("group_type"), p.get("assignor"))))
+            for r, p in zip(rows, plans, strict=True)
+        ]
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     right = {0, 4, 5, 6}
 

@@ -122,8 +122,10 @@ class AuditTrail(StoreBase):
         """Plans, newest first, with counts of groups, go decisions and publications
         (``offset``: skip that many, for paging).
 
-        ``group``: plans that evaluated or decided that group. ``since`` is inclusive; ``until``
-        is inclusive of a datetime, and of the whole day for a date.
+        ``group``: plans that evaluated or decided that group, each with that group's
+        ``group_type`` and ``assignor`` (what the cluster ran for it; None when unknown).
+        ``since`` is inclusive; ``until`` is inclusive of a datetime, and of the whole day for a
+        date.
         """
         p = plans_t
         groups = sa.select(sa.func.count()).where(plan_groups_t.c.plan_id == p.c.id).scalar_subquery()
@@ -138,7 +140,13 @@ class AuditTrail(StoreBase):
             .scalar_subquery()
         )
         q = sa.select(p, groups.label("groups"), goes.label("go"), published.label("published"))
-        if group is not None:
+        if group is not None:  # and what the cluster ran for that group then (null: unknown)
+            pg = plan_groups_t
+            mine = (pg.c.plan_id == p.c.id, pg.c.group_name == group)
+            q = q.add_columns(
+                sa.select(pg.c.group_type).where(*mine).scalar_subquery().label("group_type"),
+                sa.select(pg.c.assignor).where(*mine).scalar_subquery().label("assignor"),
+            )
             q = q.where(
                 p.c.id.in_(
                     sa.union(
