@@ -182,7 +182,8 @@ class GroupEvaluation:
 
 
 def _opt_text(value: Any) -> str | None:
-    return str(value) if value else None
+    """A text value, or None for an empty or missing one (null, "", NaN from pandas)."""
+    return str(value) if value and value == value else None
 
 
 def rank(result: StrategyResult, order: int) -> tuple[Any, ...]:
