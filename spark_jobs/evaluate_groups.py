@@ -32,9 +32,11 @@ from lagassign.spark.submit import (
     STACKED_COLUMNS,
     default_output_files,
     default_partitions,
-    estimated_cost,
+    group_costs,
     group_evaluator,
+    output_check,
     spread_groups,
+    task_keys,
 )
 from lagassign.tables.evaluations import (
     EVALUATIONS,
@@ -75,40 +77,6 @@ def tables(spark: SparkSession, folder: Path) -> tuple[DataFrame, DataFrame, Dat
     parts = _read(spark, folder, PARTITIONS, PARTITION_COLUMNS)
     members = _read(spark, folder, MEMBERS, MEMBER_COLUMNS)
     return groups, parts, members
-
-
-def group_costs(groups: DataFrame, parts: DataFrame, members: DataFrame) -> dict[str, int]:
-    """Group -> estimated cost (``estimated_cost``), from the partition and member counts: one
-    small aggregation, brought to the driver as Arrow (100,000 groups: a few MB)."""
-    n_parts = parts.groupBy("group").agg(F.count(F.lit(1)).alias("p"))
-    n_members = members.groupBy("group").agg(F.count(F.lit(1)).alias("m"))
-    sizes = (
-        groups.select("group")
-        .distinct()
-        .join(n_parts, "group", "left")
-        .join(n_members, "group", "left")
-        .toArrow()
-    )
-    names = sizes.column("group").to_pylist()
-    ps, ms = sizes.column("p").to_pylist(), sizes.column("m").to_pylist()
-    return {g: estimated_cost(p or 0, m or 0) for g, p, m in zip(names, ps, ms, strict=True)}
-
-
-def task_keys(spark: SparkSession, tasks: int) -> list[int]:
-    """For each task t, a key that Spark's hash partitioning into ``tasks`` partitions sends to
-    partition t (``repartition(tasks, key)`` computes pmod(hash(key), tasks)), so the driver's
-    spread of the groups is what the tasks get, with no two buckets sharing a task."""
-    found = (
-        spark.range(0, 64 * tasks)
-        .select(F.expr(f"pmod(hash(id), {tasks})").alias("t"), "id")
-        .groupBy("t")
-        .agg(F.min("id").alias("id"))
-        .collect()
-    )
-    keys = {r["t"]: r["id"] for r in found}
-    if len(keys) < tasks:  # 64 draws per task: a miss has odds of about e**-64
-        raise EvaluationError(f"no partitioning key found for {tasks - len(keys)} of {tasks} tasks")
-    return [keys[t] for t in range(tasks)]
 
 
 def stacked(
@@ -173,14 +141,14 @@ def main(argv: list[str]) -> int:
         spark.sparkContext.setLogLevel("WARN")
         snapshot, out = Path(params.snapshot), Path(params.out)
         groups, parts, members = tables(spark, snapshot)
-        costs = group_costs(groups, parts, members)
+        costs = group_costs(snapshot)
         n_groups = len(costs)
         parallelism = spark.sparkContext.defaultParallelism
         tasks = params.partitions or default_partitions(n_groups, parallelism)
         files = params.output_files or default_output_files(n_groups)
         spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        keys = task_keys(spark, tasks)
+        keys = task_keys(tasks)
         spread = spread_groups(costs, tasks)
         placement = spark.createDataFrame(
             pa.table(
@@ -208,26 +176,7 @@ def main(argv: list[str]) -> int:
         evaluations.repartition(files).write.mode("overwrite").parquet(target)
         lap("evaluate")
 
-        failed = F.when(F.col("error").isNotNull(), F.struct("group", "error"))
-        check = (
-            spark.read.parquet(target)
-            .agg(F.count(F.lit(1)), F.count_distinct("group"), F.collect_list(failed))
-            .first()
-        )
-        n_rows, n_groups, failures = check[0], check[1], [f.asDict() for f in check[2]]
-        found = (
-            spark.read.parquet(target)
-            .groupBy("group")
-            .agg(
-                F.max(F.when(F.col("strategy") == "current", F.col("max_lag"))).alias("current"),
-                F.max(F.when(F.col("best"), F.col("strategy"))).alias("best"),
-                F.max(F.when(F.col("best"), F.col("max_lag"))).alias("best_lag"),
-                F.max("error").alias("error"),
-            )
-            .orderBy("group")
-            .limit(LOG_GROUPS)
-            .collect()
-        )
+        n_rows, n_groups, failures, found = output_check(target, LOG_GROUPS)
         executor_lib = (
             spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("lagassign").__file__).first()
         )
@@ -252,7 +201,7 @@ def main(argv: list[str]) -> int:
             },
         )
         write_summary(out, summary)
-        for line in group_lines([r.asDict() for r in found], n_groups):
+        for line in group_lines(found, n_groups):
             print(f"lagassign: {line}")
         print(
             f"lagassign: evaluated {n_groups} groups ({len(failures)} failed), {n_rows} rows "
