@@ -6,14 +6,19 @@ PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": D
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
-The driver counts each group's partitions and members (one small aggregation) and spreads the
-groups over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest
-first, each to the least-loaded task), so the big groups land on different tasks and no task
-straggles. The three snapshot tables are stacked into one frame, shuffled once to those tasks
+The driver counts each group's partitions and members (reading the snapshot's ``group``
+columns with pyarrow: a Spark aggregation would cost seconds of jobs) and spreads the groups
+over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest first,
+each to the least-loaded task), so the big groups land on different tasks and no task
+straggles; each task's key comes from Spark's own hash, computed on the driver
+(``task_keys``). The three snapshot tables are stacked into one frame, shuffled once to those tasks
 and sorted by group; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
 rows as Arrow batches of many groups each (``mapInArrow``: no pandas, no JSON, no per-group
 Python call from Spark), each group through the library (no strategy logic here).
-Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``).
+Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``);
+the summary's counts are read back from the written files on the driver (``output_check``).
+Like ``spark.read.parquet`` of local paths, this needs the snapshot and OUT at the same path on
+the driver and the executors (the standalone cluster here runs on one machine).
 
 Adaptive partition coalescing is off: the input is small in bytes but costly in CPU, and Spark
 would otherwise merge the tasks back into one.
