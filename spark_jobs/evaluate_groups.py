@@ -12,7 +12,7 @@ over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: cost
 each to the least-loaded task), so the big groups land on different tasks and no task
 straggles; each task's key comes from Spark's own hash, computed on the driver
 (``task_keys``). The three snapshot tables are stacked into one frame, shuffled once to those tasks
-and sorted by group; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
+and sorted costliest group first; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
 rows as Arrow batches of many groups each (``mapInArrow``: no pandas, no JSON, no per-group
 Python call from Spark), each group through the library (no strategy logic here).
 Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``);
@@ -88,16 +88,20 @@ def stacked(
     spark: SparkSession, groups: DataFrame, parts: DataFrame, members: DataFrame, placement: DataFrame
 ) -> DataFrame:
     """One frame of group, partition and member rows (``STACKED_COLUMNS``) in Spark's own types,
-    each row with its group's task key (``_key``); rows of groups without a group row drop out."""
+    each row with its group's task key (``_key``) and rank by cost (``_order``); rows of groups
+    without a group row drop out."""
 
     def keyed(frame: DataFrame) -> DataFrame:
         return frame.join(F.broadcast(placement), "group")
 
     frames = [
-        keyed(groups).select("group", "_key", F.lit("g").alias("_row"), "auto_offset_reset", "error"),
+        keyed(groups).select(
+            "group", "_key", "_order", F.lit("g").alias("_row"), "auto_offset_reset", "error"
+        ),
         keyed(parts).select(
             "group",
             "_key",
+            "_order",
             F.lit("p").alias("_row"),
             "topic",
             "partition",
@@ -112,6 +116,7 @@ def stacked(
         keyed(members).select(
             "group",
             "_key",
+            "_order",
             F.lit("m").alias("_row"),
             "member_id",
             "instance_id",
@@ -126,7 +131,7 @@ def stacked(
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame, allowMissingColumns=True)
-    return out.select("_key", *STACKED_COLUMNS)
+    return out.select("_key", "_order", *STACKED_COLUMNS)
 
 
 def main(argv: list[str]) -> int:
@@ -160,19 +165,22 @@ def main(argv: list[str]) -> int:
                 {
                     "group": pa.array(list(spread), pa.string()),
                     "_key": pa.array([keys[t] for t in spread.values()], pa.int64()),
+                    # spread_groups lists the groups costliest first: each task starts with its
+                    # biggest groups, so none is left to the end of a task (no straggling)
+                    "_order": pa.array(range(len(spread)), pa.int64()),
                 }
             )
         )
         lap("read")
 
-        # Each task gets its spread of groups (one shuffle), sorted by group so each group's
-        # rows are contiguous, and evaluates them as Arrow batches of many groups each.
+        # Each task gets its spread of groups (one shuffle), sorted costliest group first (each
+        # group's rows contiguous), and evaluates them as Arrow batches of many groups each.
         rows = stacked(spark, groups, parts, members, placement)
         fn = group_evaluator(params.names(), params.options())
         evaluations = (
             rows.repartition(tasks, "_key")
-            .sortWithinPartitions("group")
-            .drop("_key")
+            .sortWithinPartitions("_order")
+            .drop("_key", "_order")
             .mapInArrow(fn, spark_ddl())
         )
 
