@@ -187,7 +187,9 @@ def main(argv: list[str]) -> int:
     strategies = args.strategies.split(",") if args.strategies else None
     results = []
     for i in range(args.repeat):
-        r = run_pair(snap, strategies, args.master, str(i), args.conf, args.spark_only)
+        r = run_pair(
+            snap, strategies, args.master, f"{args.groups}-{args.seed}-{i}", args.conf, args.spark_only
+        )
         results.append(r)
         phases = " ".join(f"{k}={v:g}" for k, v in r["phases"].items())
         cpu = r["spark_cpu"]
