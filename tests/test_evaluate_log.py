@@ -33,5 +33,4 @@ def test_the_driver_logs_warnings_only_from_its_first_line() -> None:
     assert path is not None and path.name == "log4j2.properties"
     text = Path(path).read_text()
     assert "rootLogger.level = warn" in text
-    options = spark_conf()["spark.driver.extraJavaOptions"].split()
-    assert f"-Dlog4j2.configurationFile={path.as_uri()}" in options
+    assert spark_conf()["spark.driver.extraJavaOptions"] == f"-Dlog4j2.configurationFile={path.as_uri()}"

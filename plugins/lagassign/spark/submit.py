@@ -41,7 +41,6 @@ JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"  # Spark 4 needs Java 17+; anot
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # plugins/lagassign
 PROJECT_ROOT = PACKAGE_DIR.parent.parent  # plugins/lagassign -> the repository (editable install)
 GROUPS_PER_OUTPUT_FILE = 2000
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1"  # C1 only: see spark_conf
 
 
 def application_path() -> Path:
@@ -138,20 +137,15 @@ def spark_conf() -> dict[str, str]:
     """Spark settings for the job (the job sets its shuffle partitions itself, from the groups).
 
     The driver logs warnings only from its first line (``log4j2.properties``): ``spark.log.level``
-    applies once the context runs, after Spark's start-up lines filled the evaluate task's log.
-    The JVMs compile with C1 only (``JVM_OPTIONS``): the job's JVM work is light (planning,
-    shuffling and Arrow conversion; the groups are evaluated in Python), and C2 compiling it
-    cost about 9 s of CPU per run on 2,000 groups for no measurable gain."""
+    applies once the context runs, after Spark's start-up lines filled the evaluate task's log."""
     conf = {
         "spark.ui.enabled": "false",
         "spark.log.level": "WARN",
         "spark.python.worker.faulthandler.enabled": "true",
-        "spark.driver.extraJavaOptions": JVM_OPTIONS,
-        "spark.executor.extraJavaOptions": JVM_OPTIONS,
     }
     logs = log_config()
     if logs is not None:
-        conf["spark.driver.extraJavaOptions"] += f" -Dlog4j2.configurationFile={logs.as_uri()}"
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()}"
     return conf
 
 
