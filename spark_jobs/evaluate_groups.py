@@ -6,14 +6,19 @@ PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": D
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
-The driver counts each group's partitions and members (one small aggregation) and spreads the
-groups over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest
-first, each to the least-loaded task), so the big groups land on different tasks and no task
-straggles. The three snapshot tables are stacked into one frame, shuffled once to those tasks
-and sorted by group; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
+The driver counts each group's partitions and members (reading the snapshot's ``group``
+columns with pyarrow: a Spark aggregation would cost seconds of jobs) and spreads the groups
+over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest first,
+each to the least-loaded task), so the big groups land on different tasks and no task
+straggles; each task's key comes from Spark's own hash, computed on the driver
+(``task_keys``). The three snapshot tables are stacked into one frame, shuffled once to those tasks
+and sorted costliest group first; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
 rows as Arrow batches of many groups each (``mapInArrow``: no pandas, no JSON, no per-group
 Python call from Spark), each group through the library (no strategy logic here).
-Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``).
+Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``);
+the summary's counts are read back from the written files on the driver (``output_check``).
+Like ``spark.read.parquet`` of local paths, this needs the snapshot and OUT at the same path on
+the driver and the executors (the standalone cluster here runs on one machine).
 
 Adaptive partition coalescing is off: the input is small in bytes but costly in CPU, and Spark
 would otherwise merge the tasks back into one.
@@ -32,9 +37,11 @@ from lagassign.spark.submit import (
     STACKED_COLUMNS,
     default_output_files,
     default_partitions,
-    estimated_cost,
+    group_costs,
     group_evaluator,
+    output_check,
     spread_groups,
+    task_keys,
 )
 from lagassign.tables.evaluations import (
     EVALUATIONS,
@@ -77,45 +84,12 @@ def tables(spark: SparkSession, folder: Path) -> tuple[DataFrame, DataFrame, Dat
     return groups, parts, members
 
 
-def group_costs(groups: DataFrame, parts: DataFrame, members: DataFrame) -> dict[str, int]:
-    """Group -> estimated cost (``estimated_cost``), from the partition and member counts: one
-    small aggregation, brought to the driver as Arrow (100,000 groups: a few MB)."""
-    n_parts = parts.groupBy("group").agg(F.count(F.lit(1)).alias("p"))
-    n_members = members.groupBy("group").agg(F.count(F.lit(1)).alias("m"))
-    sizes = (
-        groups.select("group")
-        .distinct()
-        .join(n_parts, "group", "left")
-        .join(n_members, "group", "left")
-        .toArrow()
-    )
-    names = sizes.column("group").to_pylist()
-    ps, ms = sizes.column("p").to_pylist(), sizes.column("m").to_pylist()
-    return {g: estimated_cost(p or 0, m or 0) for g, p, m in zip(names, ps, ms, strict=True)}
-
-
-def task_keys(spark: SparkSession, tasks: int) -> list[int]:
-    """For each task t, a key that Spark's hash partitioning into ``tasks`` partitions sends to
-    partition t (``repartition(tasks, key)`` computes pmod(hash(key), tasks)), so the driver's
-    spread of the groups is what the tasks get, with no two buckets sharing a task."""
-    found = (
-        spark.range(0, 64 * tasks)
-        .select(F.expr(f"pmod(hash(id), {tasks})").alias("t"), "id")
-        .groupBy("t")
-        .agg(F.min("id").alias("id"))
-        .collect()
-    )
-    keys = {r["t"]: r["id"] for r in found}
-    if len(keys) < tasks:  # 64 draws per task: a miss has odds of about e**-64
-        raise EvaluationError(f"no partitioning key found for {tasks - len(keys)} of {tasks} tasks")
-    return [keys[t] for t in range(tasks)]
-
-
 def stacked(
     spark: SparkSession, groups: DataFrame, parts: DataFrame, members: DataFrame, placement: DataFrame
 ) -> DataFrame:
     """One frame of group, partition and member rows (``STACKED_COLUMNS``) in Spark's own types,
-    each row with its group's task key (``_key``); rows of groups without a group row drop out."""
+    each row with its group's task key (``_key``) and rank by cost (``_order``); rows of groups
+    without a group row drop out."""
 
     def keyed(frame: DataFrame) -> DataFrame:
         return frame.join(F.broadcast(placement), "group")
@@ -124,6 +98,7 @@ def stacked(
         keyed(groups).select(
             "group",
             "_key",
+            "_order",
             F.lit("g").alias("_row"),
             "auto_offset_reset",
             "error",
@@ -135,6 +110,7 @@ def stacked(
         keyed(parts).select(
             "group",
             "_key",
+            "_order",
             F.lit("p").alias("_row"),
             "topic",
             "partition",
@@ -149,6 +125,7 @@ def stacked(
         keyed(members).select(
             "group",
             "_key",
+            "_order",
             F.lit("m").alias("_row"),
             "member_id",
             "instance_id",
@@ -163,7 +140,7 @@ def stacked(
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame, allowMissingColumns=True)
-    return out.select("_key", *STACKED_COLUMNS)
+    return out.select("_key", "_order", *STACKED_COLUMNS)
 
 
 def main(argv: list[str]) -> int:
@@ -183,33 +160,36 @@ def main(argv: list[str]) -> int:
         spark.sparkContext.setLogLevel("WARN")
         snapshot, out = Path(params.snapshot), Path(params.out)
         groups, parts, members = tables(spark, snapshot)
-        costs = group_costs(groups, parts, members)
+        costs = group_costs(snapshot)
         n_groups = len(costs)
         parallelism = spark.sparkContext.defaultParallelism
         tasks = params.partitions or default_partitions(n_groups, parallelism)
         files = params.output_files or default_output_files(n_groups)
         spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        keys = task_keys(spark, tasks)
+        keys = task_keys(tasks)
         spread = spread_groups(costs, tasks)
         placement = spark.createDataFrame(
             pa.table(
                 {
                     "group": pa.array(list(spread), pa.string()),
                     "_key": pa.array([keys[t] for t in spread.values()], pa.int64()),
+                    # spread_groups lists the groups costliest first: each task starts with its
+                    # biggest groups, so none is left to the end of a task (no straggling)
+                    "_order": pa.array(range(len(spread)), pa.int64()),
                 }
             )
         )
         lap("read")
 
-        # Each task gets its spread of groups (one shuffle), sorted by group so each group's
-        # rows are contiguous, and evaluates them as Arrow batches of many groups each.
+        # Each task gets its spread of groups (one shuffle), sorted costliest group first (each
+        # group's rows contiguous), and evaluates them as Arrow batches of many groups each.
         rows = stacked(spark, groups, parts, members, placement)
         fn = group_evaluator(params.names(), params.options())
         evaluations = (
             rows.repartition(tasks, "_key")
-            .sortWithinPartitions("group")
-            .drop("_key")
+            .sortWithinPartitions("_order")
+            .drop("_key", "_order")
             .mapInArrow(fn, spark_ddl())
         )
 
@@ -218,26 +198,7 @@ def main(argv: list[str]) -> int:
         evaluations.repartition(files).write.mode("overwrite").parquet(target)
         lap("evaluate")
 
-        failed = F.when(F.col("error").isNotNull(), F.struct("group", "error"))
-        check = (
-            spark.read.parquet(target)
-            .agg(F.count(F.lit(1)), F.count_distinct("group"), F.collect_list(failed))
-            .first()
-        )
-        n_rows, n_groups, failures = check[0], check[1], [f.asDict() for f in check[2]]
-        found = (
-            spark.read.parquet(target)
-            .groupBy("group")
-            .agg(
-                F.max(F.when(F.col("strategy") == "current", F.col("max_lag"))).alias("current"),
-                F.max(F.when(F.col("best"), F.col("strategy"))).alias("best"),
-                F.max(F.when(F.col("best"), F.col("max_lag"))).alias("best_lag"),
-                F.max("error").alias("error"),
-            )
-            .orderBy("group")
-            .limit(LOG_GROUPS)
-            .collect()
-        )
+        n_rows, n_groups, failures, found = output_check(target, LOG_GROUPS)
         executor_lib = (
             spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("lagassign").__file__).first()
         )
@@ -262,7 +223,7 @@ def main(argv: list[str]) -> int:
             },
         )
         write_summary(out, summary)
-        for line in group_lines([r.asDict() for r in found], n_groups):
+        for line in group_lines(found, n_groups):
             print(f"lagassign: {line}")
         print(
             f"lagassign: evaluated {n_groups} groups ({len(failures)} failed), {n_rows} rows "

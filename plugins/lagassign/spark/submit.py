@@ -248,6 +248,88 @@ def spread_groups(costs: Mapping[str, int], tasks: int) -> dict[str, int]:
     return out
 
 
+def spark_hash_long(value: int) -> int:
+    """Spark's ``hash(value)`` of a bigint (Murmur3 x86 32-bit, seed 42; what
+    ``repartition(n, column)`` partitions a bigint column by): lets the driver pick partition
+    keys without running a Spark job."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    def mix(h1: int, k1: int) -> int:
+        k1 = rotl((k1 * 0xCC9E2D51) & mask, 15) * 0x1B873593 & mask
+        return (rotl(h1 ^ k1, 13) * 5 + 0xE6546B64) & mask
+
+    v = value & 0xFFFFFFFFFFFFFFFF
+    h1 = mix(mix(42, v & mask), v >> 32) ^ 8
+    h1 = ((h1 ^ (h1 >> 16)) * 0x85EBCA6B) & mask
+    h1 = ((h1 ^ (h1 >> 13)) * 0xC2B2AE35) & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def task_keys(tasks: int) -> list[int]:
+    """For each task t, the smallest bigint key that ``repartition(tasks, key)`` (pmod(hash(key),
+    tasks)) sends to partition t, so the driver's spread of the groups is what the tasks get,
+    with no two buckets sharing a task. Computed here, not by a Spark job."""
+    keys: dict[int, int] = {}
+    key = 0
+    while len(keys) < tasks:
+        keys.setdefault(spark_hash_long(key) % tasks, key)  # Python's % is pmod for tasks > 0
+        key += 1
+    return [keys[t] for t in range(tasks)]
+
+
+def group_costs(folder: str | Path) -> dict[str, int]:
+    """Group -> estimated cost (``estimated_cost``) of a snapshot's named groups, from its
+    partition and member counts, read on the driver with pyarrow (only the ``group`` columns:
+    100,000 groups in well under a second; a Spark aggregation costs seconds of jobs)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ..tables.snapshot import GROUPS, MEMBERS, PARTITIONS
+
+    def counts(name: str) -> dict[str, int]:
+        found = pc.value_counts(pq.read_table(Path(folder, name), columns=["group"]).column("group"))
+        return dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True))
+
+    names = pq.read_table(Path(folder, GROUPS), columns=["group"]).column("group").drop_null()
+    parts, members = counts(PARTITIONS), counts(MEMBERS)
+    return {g: estimated_cost(parts.get(g, 0), members.get(g, 0)) for g in pc.unique(names).to_pylist()}
+
+
+def output_check(
+    target: str | Path, limit: int
+) -> tuple[int, int, list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows, groups, failures, log rows of the first ``limit`` groups by name) of the
+    evaluations the job wrote, read back on the driver with pyarrow (five small columns; two
+    Spark jobs cost seconds). A log row is ``{group, current, best, best_lag, error}`` as
+    ``tables.evaluations.group_lines`` takes it (each the largest value among the group's rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(target, columns=["group", "strategy", "error", "best", "max_lag"])
+    names = sorted(pc.unique(table.column("group")).to_pylist())
+    failed = table.filter(pc.is_valid(table.column("error"))).select(["group", "error"]).to_pylist()
+    first = names[:limit]
+    found: dict[str, dict[str, Any]] = {g: {"group": g} for g in first}
+    shown = table.filter(pc.is_in(table.column("group"), pa.array(first, pa.string())))
+
+    def most(row: dict[str, Any], key: str, value: Any) -> None:
+        if value is not None and (row.get(key) is None or value > row[key]):
+            row[key] = value
+
+    for r in shown.to_pylist():
+        row = found[r["group"]]
+        most(row, "current", r["max_lag"] if r["strategy"] == "current" else None)
+        most(row, "best", r["strategy"] if r["best"] else None)
+        most(row, "best_lag", r["max_lag"] if r["best"] else None)
+        most(row, "error", r["error"])
+    return table.num_rows, len(names), failed, list(found.values())
+
+
 # -- executor side ------------------------------------------------------------------------------
 
 # The stacked frame the job hands to the executors: one row per group ("g"), partition ("p")
@@ -364,13 +446,17 @@ __all__ = [
     "default_partitions",
     "estimated_cost",
     "evaluate_arrow_batches",
+    "group_costs",
     "group_evaluator",
+    "output_check",
     "pyfiles_path",
     "run_spark_evaluation",
     "spark_binary",
     "spark_conf",
     "spark_env",
+    "spark_hash_long",
     "spark_submit_settings",
     "spread_groups",
     "submit_command",
+    "task_keys",
 ]

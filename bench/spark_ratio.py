@@ -1,0 +1,216 @@
+"""Benchmark: Spark ``local[2]`` against the in-process one-core engine, on the same snapshot.
+
+Both engines evaluate every strategy (or ``--strategies``) on one synthetic snapshot
+(``scripts/make_snapshot.py --groups N --seed S``) in the same run, one after the other, and
+the benchmark prints their wall times and the ratio Spark / in-process. The in-process side is
+``lagassign.pipeline.evaluation.run_local`` (one core, this process); the Spark side is the
+real ``spark-submit`` of ``spark_jobs/evaluate_groups.py`` (``run_spark_evaluation``), timed
+from the command to its exit, with the job's own phases (start, read, evaluate, check). Both
+outputs are compared row for row (the evaluations must be identical). Goal (issue 16): the
+ratio at most 0.6 for 10,000 groups on the 2-core machine.
+
+    .venv/bin/python bench/spark_ratio.py [--groups 10000] [--seed 7] [--repeat 1]
+
+``--repeat`` runs both engines that many times, alternating, and reports each pair's ratio
+(the machine is shared: ratios of neighbouring runs are the honest figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
+from lagassign.spark.submit import submit_command  # noqa: E402
+from lagassign.tables.evaluations import EvaluationError, read_summary  # noqa: E402
+from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
+
+WORK = REPO / "var" / "bench" / "spark_ratio"
+GOAL = 0.6
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _role(cmdline: str) -> str | None:
+    if "pyspark.daemon" in cmdline or "pyspark.worker" in cmdline:
+        return "python_workers"
+    if "org.apache.spark.deploy.SparkSubmit" in cmdline or "CoarseGrainedExecutorBackend" in cmdline:
+        return "jvm"
+    if "evaluate_groups.py" in cmdline:
+        return "driver_python"
+    return None
+
+
+class CpuSampler(threading.Thread):
+    """CPU seconds (user + system) of a process tree (spark-submit and every process it starts:
+    JVMs, the driver's Python, the Python workers), by role, from /proc every 0.2 s: the largest
+    value seen per process (a process's last 0.2 s before it ends are missed). Other people's
+    Spark jobs are not in the tree, so they do not count."""
+
+    def __init__(self, root: int, every: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.every = every
+        self.tree = {root}
+        self.seen: dict[int, tuple[str, float]] = {}
+        self._halt = threading.Event()
+
+    def sample(self) -> None:
+        stats = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    stat = Path(entry.path, "stat").read_text()
+                    stats[int(entry.name)] = stat[stat.rindex(")") + 2 :].split()
+                except (OSError, ValueError):
+                    continue  # the process ended meanwhile
+        grown = True
+        while grown:  # children of the tree, then their children
+            new = {pid for pid, f in stats.items() if int(f[1]) in self.tree} - self.tree
+            self.tree |= new
+            grown = bool(new)
+        for pid in self.tree & set(stats):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            role = _role(cmd)
+            if role is not None:
+                cpu = (int(stats[pid][11]) + int(stats[pid][12])) / TICKS
+                self.seen[pid] = (role, max(cpu, self.seen.get(pid, (role, 0.0))[1]))
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.sample()
+            self._halt.wait(self.every)
+
+    def stop(self) -> dict[str, float]:
+        self._halt.set()
+        self.join()
+        out: dict[str, float] = {"jvm": 0.0, "driver_python": 0.0, "python_workers": 0.0}
+        for role, cpu in self.seen.values():
+            out[role] += cpu
+        return out
+
+
+def snapshot(groups: int, seed: int) -> Path:
+    """The seeded synthetic snapshot of ``groups`` groups (made once, then reused)."""
+    folder = WORK / f"snapshot-{groups}-{seed}"
+    if not (folder / "manifest.json").is_file():
+        generate_snapshot(folder, groups, seed)
+    return folder
+
+
+def evaluations(out: Path) -> list[dict[str, Any]]:
+    """An output's evaluation rows, in a canonical order (for the equality check)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(out / "evaluations.parquet").to_pylist()
+    return sorted(rows, key=lambda r: (r["group"], r.get("strategy") or ""))
+
+
+def run_spark(
+    params: Path, out: Path, master: str, conf: list[str]
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """spark-submit of the job (``submit_command``, plus ``--conf`` settings), waited for: its
+    summary and the CPU seconds of its processes."""
+    argv, env = submit_command(params, master)
+    for setting in conf:  # after the job's own settings: these win
+        argv[-2:-2] = ["--conf", setting]
+    with subprocess.Popen(
+        argv, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        sampler = CpuSampler(proc.pid)
+        sampler.start()
+        output, _ = proc.communicate()
+        cpu = sampler.stop()
+    if proc.returncode != 0:
+        tail = "\n".join(output.strip().splitlines()[-15:])
+        raise EvaluationError(f"spark-submit exited with {proc.returncode}:\n{tail}")
+    return read_summary(out), cpu
+
+
+def run_pair(
+    snap: Path, strategies: list[str] | None, master: str, label: str, conf: list[str], spark_only: bool
+) -> dict[str, Any]:
+    """One in-process run and one Spark run of the same snapshot: wall and CPU seconds, the
+    job's phases, and whether both wrote the same evaluations."""
+    names = tuple(strategies) if strategies else None
+    local_out, spark_out = WORK / f"out-local-{label}", WORK / f"out-spark-{label}"
+    local_s = local_cpu = 0.0
+    if not spark_only or not (local_out / "summary.json").is_file():
+        t, c = time.monotonic(), time.process_time()
+        run_local(EvaluationParams(str(snap), str(local_out), names))
+        local_s, local_cpu = time.monotonic() - t, time.process_time() - c
+    params = write_params(EvaluationParams(str(snap), str(spark_out), names), WORK / f"params-{label}.json")
+    t = time.monotonic()
+    spark, cpu = run_spark(params, spark_out, master, conf)
+    spark_s = time.monotonic() - t
+    return {
+        "groups": spark["groups"],
+        "local_s": local_s,
+        "local_cpu": local_cpu,
+        "spark_s": spark_s,
+        "spark_cpu": cpu,
+        "ratio": spark_s / local_s if local_s else float("nan"),
+        "tasks": spark["spark"]["tasks"],
+        "phases": spark["spark"]["phases"],
+        "job_s": spark["seconds"],
+        "identical": evaluations(local_out) == evaluations(spark_out),
+        "load": os.getloadavg()[0],
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--strategies", default=None, help="comma-separated (default: every strategy)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--conf", action="append", default=[], help="extra Spark KEY=VALUE (repeatable)")
+    parser.add_argument(
+        "--spark-only", action="store_true", help="reuse an earlier in-process output; time Spark only"
+    )
+    args = parser.parse_args(argv)
+    WORK.mkdir(parents=True, exist_ok=True)
+    t = time.monotonic()
+    snap = snapshot(args.groups, args.seed)
+    took = time.monotonic() - t
+    print(f"snapshot of {args.groups} groups (seed {args.seed}) ready in {took:.1f} s", flush=True)
+    strategies = args.strategies.split(",") if args.strategies else None
+    results = []
+    for i in range(args.repeat):
+        r = run_pair(
+            snap, strategies, args.master, f"{args.groups}-{args.seed}-{i}", args.conf, args.spark_only
+        )
+        results.append(r)
+        phases = " ".join(f"{k}={v:g}" for k, v in r["phases"].items())
+        cpu = r["spark_cpu"]
+        print(
+            f"run {i + 1}: {r['groups']} groups; in-process (1 core): {r['local_s']:.1f} s wall, "
+            f"{r['local_cpu']:.1f} s CPU; {args.master}: {r['spark_s']:.1f} s wall ({r['tasks']} tasks; "
+            f"job {r['job_s']:.1f} s: {phases}), {sum(cpu.values()):.1f} s CPU (JVM {cpu['jvm']:.1f}, "
+            f"driver Python {cpu['driver_python']:.1f}, workers {cpu['python_workers']:.1f}); "
+            f"ratio {r['ratio']:.2f}; identical: {r['identical']}; load average {r['load']:.1f}",
+            flush=True,
+        )
+    best = min(r["ratio"] for r in results)
+    ratios = ", ".join(f"{r['ratio']:.2f}" for r in results)
+    ok = all(r["identical"] for r in results) and best <= GOAL
+    print(
+        f"goal: {args.master} at most {GOAL:g} x in-process: {'MET' if best <= GOAL else 'MISSED'} "
+        f"(ratio {ratios}); outputs identical: "
+        f"{all(r['identical'] for r in results)}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
