@@ -12,6 +12,10 @@
    on one shared subscription an owned rack-local partition is kept first. With racks, passes
    1-3 are replaced by Kafka's own rules with racks (``kafka_racks.kafka_rack_seed`` for one shared
    subscription, ``kafka_racks.kafka_general_rack_seed`` for mixed ones), which the chains improve.
+5. Mixed subscriptions with racks (up to ``KAFKA_REPLAY_MEMBERS``): Kafka's own result is
+   replayed (``kafka_general``) and ours kept only where it moves no more and reads no fewer
+   rack-local partitions; else Kafka's, improved where neither count worsens
+   (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -42,8 +46,9 @@ from .kafka_racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_r
 from .loadbook import LoadBook, balance_counts
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
-#: general builder (its balance check costs members times partitions per hand-over)
-KAFKA_REPLAY_MEMBERS = 100
+#: general builder (its balance check costs members times partitions per hand-over; 1,000
+#: members and 1,100 partitions take under 2 s)
+KAFKA_REPLAY_MEMBERS = 1000
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
