@@ -10,7 +10,10 @@ the case and sorting them into member lists, the least any assignor must do to a
 (issue 16): every strategy within 3x the floor, ``lag-optimal`` (and ``drain-optimal``, which
 is lag-optimal here) within 10x. Each strategy runs in its own process (its own memory); the
 floor is the best of 3 in each of those processes, and so is the strategy when three runs fit
-in 3 s (slower ones run once or twice), so each ratio is measured side by side.
+in 3 s (slower ones run once or twice), so each ratio is measured side by side. lagassign's
+calls pause Python's cycle collector while they plan (``model.gc_paused``). The floor as the issue
+defines it is plain Python with the collector on (``ratio``); the floor is also timed with the
+collector paused, as lagassign runs (``ratio, paused floor``), so that treatment is shown apart.
 
     .venv/bin/python bench/jmh_point.py [--variants identical,mixed] [--strategies range,lag]
 """
@@ -46,12 +49,17 @@ def floor(case: dict[str, Any]) -> dict[str, list[list[Any]]]:
     return out
 
 
-def _best(run, times: int) -> float:
+def _best(run, times: int, paused: bool = False) -> float:
     best = float("inf")
     for _ in range(times):
         gc.collect()
+        if paused:
+            gc.disable()
         start = time.perf_counter()
-        run()
+        try:
+            run()
+        finally:
+            gc.enable()
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -62,6 +70,7 @@ def measure(variant: str, strategy: str) -> dict[str, Any]:
     sizes, members, lags = speed.build(VARIANTS[variant])
     case = speed.as_case(sizes, members, lags)
     floor_s = _best(lambda: floor(case), 3)
+    floor_paused_s = _best(lambda: floor(case), 3, paused=True)
     seconds = float("inf")
     spent = 0.0
     for _ in range(3):  # best of 3 too, as long as that takes under 3 s in all
@@ -78,6 +87,7 @@ def measure(variant: str, strategy: str) -> dict[str, Any]:
     assigned = sum(len(v) for v in out["assignment"].values())
     return {
         "floor": floor_s,
+        "floor_paused": floor_paused_s,
         "seconds": seconds,
         "complete": assigned == len(case["partitions"]),
         "max_lag": out["metrics"]["max_lag"],
@@ -96,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(*args.measure)))
         return 0
     print(f"JMH point through lagassign.assign, {time.strftime('%Y-%m-%d %H:%M')}")
-    print(f"{'variant':10} {'strategy':20} {'floor s':>8} {'ours s':>8} {'ratio':>7} {'goal':>6}  max lag")
+    print(
+        f"{'variant':10} {'strategy':20} {'floor s':>8} {'ours s':>8} {'ratio':>7} {'goal':>6} "
+        f"{'paused floor s':>14} {'ratio':>7}  max lag"
+    )
     missed = 0
     for variant in args.variants.split(","):
         for strategy in args.strategies.split(","):
@@ -120,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             missed += ratio > goal
             print(
                 f"{variant:10} {strategy:20} {r['floor']:8.3f} {r['seconds']:8.3f} {ratio:6.1f}x "
-                f"{goal:5.0f}x  {r['max_lag']}{mark}",
+                f"{goal:5.0f}x {r['floor_paused']:14.3f} {r['seconds'] / r['floor_paused']:6.1f}x  "
+                f"{r['max_lag']}{mark}",
                 flush=True,
             )
     print(f"\n{missed} over their goal")

@@ -381,3 +381,44 @@ def test_the_heavy_partition_bound_never_passes_the_optimum_and_closes_the_hot_p
     assert max(member_times(group, plan.members).values()) == pytest.approx(60_800 / 30)
     assert lower_bound_catch_up(group) == pytest.approx(60_000 / 30)
     assert proportional_lower_bound(group) == pytest.approx(60_800 / 30)
+
+
+def test_the_pool_bound_of_mixed_subscriptions_is_a_bound_and_sees_a_crowded_topic():
+    """``pool_bound``: lag of topics that only some members read drains through them alone. It
+    never passes the enumerated optimum, and on a topic read by one slow member it is that
+    member's time where the metrics' bound sees one partition at a time."""
+    import random
+
+    from lagassign.core.strategies.drain_optimal import pool_bound, proportional_lower_bound
+
+    rnd = random.Random(5)
+    for _ in range(8):
+        case = _skewed_case(rnd, 3, 7)
+        for p in case["partitions"]:
+            p["topic"] = rnd.choice(["a", "b"])
+        for i, p in enumerate(case["partitions"]):
+            p["partition"] = i
+        case["members"][0]["topics"] = ["a"]
+        case["members"][1]["topics"] = ["a", "b"]
+        case["members"][2]["topics"] = ["b"]
+        group = parse_case(case)
+        optimum = _best_under_count_rules(group)
+        assert pool_bound(group) <= optimum * (1 + 1e-9)
+        assert proportional_lower_bound(group) <= optimum * (1 + 1e-9)
+    crowded = {
+        "group": "g",
+        "members": [
+            {"id": "slow", "topics": ["a", "b"], "capacity": 10},
+            {"id": "fast", "topics": ["b"], "capacity": 90},
+        ],
+        "partitions": [
+            {"topic": "a", "partition": 0, "lag": 500},
+            {"topic": "a", "partition": 1, "lag": 500},
+            {"topic": "b", "partition": 0, "lag": 100},
+        ],
+    }
+    group = parse_case(crowded)
+    assert lower_bound_catch_up(group) == pytest.approx(500 / 10)  # one partition on its reader
+    assert pool_bound(group) == pytest.approx(1_000 / 10)
+    plan = get_strategy("drain-optimal").assign(group)
+    assert max(member_times(group, plan.members).values()) == pytest.approx(100.0)

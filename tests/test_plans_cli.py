@@ -165,6 +165,37 @@ def test_show_gives_catch_up_times_and_lag_in_seconds(
     assert "catch-up" not in calm and "lag in time" not in calm  # no capacities: as before
 
 
+def test_history_of_a_group_with_catch_up_where_planned_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``plans history GROUP``: the group across plans, max lag now and under the plan, and max
+    catch-up now and under the plan where the group has capacities (no such columns where not)."""
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    monkeypatch.setenv("LAGASSIGN_DB_URL", url)
+    case = json.loads((Path(__file__).parent.parent / "examples" / "unequal-consumers.json").read_text())
+    with AuditStore(url) as store:
+        for hours in (0, 1):
+            plan_id = store.start_plan("manual", "bob", created_at=T0 + timedelta(hours=hours))
+            evaluations = [evaluate(case), evaluate(CALM)]
+            store.record_evaluations(plan_id, evaluations)
+            store.record_decisions(plan_id, decide_all(evaluations))
+    rc, out, _ = run(capsys, "plans", "history", case["group"])
+    assert rc == 0
+    head, newest, oldest = out.splitlines()
+    assert head.split("  ")[0] == "plan" and "catch-up now" in head and "catch-up under plan" in head
+    assert newest.strip().startswith("2  2026-05-01 07:00:00  manual by bob  stop")
+    # max lag 72,000 now; drain-optimal gives the fast member more lag but halves the catch-up time
+    assert "72,000  drain-optimal" in newest and newest.endswith("2 h 30 min           1 h 15 min  -")
+    assert oldest.strip().startswith("1  2026-05-01 06:00:00")
+    rc, out, _ = run(capsys, "plans", "history", "calm")
+    assert rc == 0 and "catch-up" not in out and len(out.splitlines()) == 3
+    rc, out, _ = run(capsys, "plans", "history", case["group"], "--json")
+    rows = json.loads(out)
+    assert rows[0]["current_max_catch_up_s"] == 9_000.0 and rows[0]["plan_max_catch_up_s"] == 4_500.0
+    rc, out, _ = run(capsys, "plans", "history", "nobody")
+    assert rc == 0 and out.strip() == "no plan has looked at group nobody"
+
+
 def test_show_a_failed_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "plans", "show", str(db["failed"]))
     assert rc == 0

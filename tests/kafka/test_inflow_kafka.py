@@ -19,13 +19,19 @@ def test_the_second_snapshot_knows_inflow_and_lag_in_seconds(kit, tmp_path) -> N
     kit.produce(topic, {0: 300, 1: 100})
     kit.commit(group, {(topic, 0): 300, (topic, 1): 100})
     groups_file = tmp_path / "groups.yaml"
-    groups_file.write_text(f"groups:\n  - group: {group}\n    topics: [{topic}]\n    instances: [w0]\n")
+    groups_file.write_text(
+        f"groups:\n  - group: {group}\n    topics: [{topic}]\n    instances: [w0]\n    capacity: 400\n"
+    )
     params = PlanParams.from_mapping({"groups": "^$", "groups_file": str(groups_file)})
     lines: list[str] = []
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
         first = store.start_plan("manual", "test")
         snapshot_step(store, first, kit.config(), params, tmp_path / "s1", log=lines.append)
         assert any("no offset history yet" in line for line in lines)
+        # w0 states no capacity (no status record): the groups file's figure, in the tables
+        assert "capacity: 1 members from the groups file" in lines
+        [member] = pq.read_table(tmp_path / "s1" / "members.parquet").to_pylist()
+        assert (member["member_id"], member["capacity"]) == ("w0", 400.0)
         rows = pq.read_table(tmp_path / "s1" / "partitions.parquet").to_pylist()
         assert [(r["rate"], r["lag_s"]) for r in rows] == [(None, None), (None, None)]
 

@@ -148,7 +148,7 @@ def test_cli_snapshot_writes_tables_and_keeps_secrets_out(module_kit: Kit, clust
     groups_file = tmp_path / "groups.yaml"
     groups_file.write_text(
         f"groups:\n  - group: {cluster['skewed']}\n    topics: [{cluster['orders']}]\n"
-        f"    instances: [w0, w1]\n"
+        f"    instances: [w0, w1]\n    capacity: {{w0: 250}}\n"
     )
     props = tmp_path / "client.properties"
     props.write_text("# a properties file\nssl.key.password=pr0ps-secret\nclient.id=from-props\n")
@@ -184,6 +184,9 @@ def test_cli_snapshot_writes_tables_and_keeps_secrets_out(module_kit: Kit, clust
         assert secret not in everything
     [row] = pq.read_table(out / "groups.parquet").to_pylist()
     assert (row["kind"], row["auto_offset_reset"]) == ("assign", "earliest")
+    # the capacity the groups file configures reaches the member that states none
+    members = {m["member_id"]: m["capacity"] for m in pq.read_table(out / "members.parquet").to_pylist()}
+    assert members == {"w0": 250.0, "w1": None}
 
 
 def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: dict, tmp_path) -> None:

@@ -48,6 +48,6 @@ def add_lag_optimal_options(p: argparse.ArgumentParser, count_slack: bool = Fals
         "--exact-budget",
         type=seconds,
         metavar="SECONDS",
-        help="lag-optimal: up to SECONDS of exact solving per group to prove its plan optimal or "
-        "improve it (needs the certify extra: highspy)",
+        help="lag-optimal and drain-optimal: up to SECONDS of exact solving per group to prove "
+        "the plan optimal (in lag, or in catch-up time) or improve it (needs the certify extra: highspy)",
     )

@@ -1,4 +1,5 @@
-"""``lagassign plans list`` and ``lagassign plans show ID``: the audit trail for people without Airflow.
+"""``lagassign plans list``, ``plans show ID`` and ``plans history GROUP``: the audit trail for
+people without Airflow.
 
 Cheap to import: the store (and SQLAlchemy with it) is imported inside the handlers. Readers
 never create a database: a missing store is one clear error line.
@@ -35,6 +36,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="JSON for machines instead of text")
     p.add_argument("--db", help=_DB_HELP)
     p.set_defaults(func=_cmd_show)
+
+    p = sub.add_parser(
+        "history", help="one group across plans: gate, max lag and catch-up now and under the plan"
+    )
+    p.add_argument("group", metavar="GROUP", help="consumer group id")
+    p.add_argument("--limit", type=_positive, default=50, help="at most this many plans (default 50)")
+    p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
+    p.add_argument("--db", help=_DB_HELP)
+    p.set_defaults(func=_cmd_history)
 
 
 def _when(text: str) -> date | datetime:
@@ -114,6 +124,69 @@ def _cmd_show(args: argparse.Namespace) -> int:
     else:
         print(plan_text(plan))
     return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    rows = _read(args, lambda store: store.group_history(args.group, limit=args.limit))
+    if args.json:
+        _dump(rows)
+    elif not rows:
+        print(f"no plan has looked at group {args.group}")
+    else:
+        print(history_table(rows))
+    return 0
+
+
+def history_table(rows: list[dict[str, Any]]) -> str:
+    """A group's history as an aligned table, newest first: per plan the gate's verdict, max
+    lag now and under the plan's chosen (or candidate) strategy, and, where the group was
+    planned in time, max catch-up now and under the plan (the page's history table)."""
+    from ..core.catchup import duration_text
+
+    timed = any("current_max_catch_up_s" in r for r in rows)
+    cols: tuple[str, ...] = (
+        "plan",
+        "created (UTC)",
+        "trigger",
+        "gate",
+        "max lag now",
+        "plan strategy",
+        "max lag under plan",
+    )
+    if timed:
+        cols += ("catch-up now", "catch-up under plan")
+    cols += ("versions",)
+
+    def num(value: Any) -> str:
+        return f"{value:,}" if isinstance(value, int) else "-"
+
+    def when(r: dict[str, Any], key: str) -> str:
+        return duration_text(r[key]) if key in r else "-"
+
+    table = []
+    for r in rows:
+        gate = "-" if r.get("go") is None else ("go" if r["go"] else "stop")
+        row: tuple[str, ...] = (
+            str(r["plan_id"]),
+            _time(r.get("created_at")),
+            _trigger({"trigger": r.get("trigger"), "triggered_by": r.get("triggered_by")}),
+            gate,
+            num(r.get("current_max_lag")),
+            str(r.get("strategy") or "-"),
+            num(r.get("plan_max_lag")),
+        )
+        if timed:
+            row += (when(r, "current_max_catch_up_s"), when(r, "plan_max_catch_up_s"))
+        versions = ", ".join(f"v{v['version']} {v['state']}" for v in r.get("publications") or ())
+        table.append((*row, versions or "-"))
+    widths = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols)]
+    right = {0, 4, 6, *((7, 8) if timed else ())}
+
+    def line(row: tuple[str, ...]) -> str:
+        pairs = enumerate(zip(row, widths, strict=True))
+        return "  ".join(f"{v:>{w}}" if i in right else f"{v:<{w}}" for i, (v, w) in pairs).rstrip()
+
+    return "\n".join([line(cols), *(line(t) for t in table)])
 
 
 def _dump(value: Any) -> None:

@@ -91,8 +91,8 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
             None,
             type=["null", "number"],
             title="Exact budget (s)",
-            description="Seconds ≥ 0, lag-optimal only: exact solving per group to prove its plan "
-            "optimal or improve it (empty: off; needs the certify extra, highspy).",
+            description="Seconds ≥ 0, lag-optimal and drain-optimal: exact solving per group to "
+            "prove the plan optimal or improve it (empty: off; needs the certify extra, highspy).",
         ),
         "apply": Param(
             False,

@@ -159,7 +159,8 @@ def heavy_bound(
     smallest largest time over every placement of the heavy partitions, each member topped
     up so, is a bound (a relaxation of the plan); branch and bound finds it, pruning at
     ``upper`` (a plan's time: the bound is then at most that). None when the search does not
-    finish within ``budget`` nodes. With identical subscriptions only.
+    finish within ``budget`` nodes. Each partition goes only to its topic's subscribers (with
+    mixed subscriptions drain-optimal's counts are free: fewest 0, most all).
 
     Where it helps: a hot partition on a member whose count forces more partitions onto it,
     or more hot partitions than fast members (the pooled bound spreads them thin)."""
@@ -173,8 +174,10 @@ def heavy_bound(
     cap = [caps[m] for m in members]
     low = [counts[m][0] for m in members]
     high = [counts[m][1] for m in members]
+    topics = group.topics_of
     first_of: dict[tuple, int] = {}
-    twin_of = [first_of.setdefault((cap[i], low[i], high[i]), i) for i in range(len(members))]
+    twin_of = [first_of.setdefault((cap[i], low[i], high[i], topics[m]), i) for i, m in enumerate(members)]
+    eligible = [[i for i, m in enumerate(members) if tp.topic in topics[m]] for tp in top]
     load = [0] * len(members)
     flow = [0.0] * len(members)
     held = [0] * len(members)
@@ -196,7 +199,7 @@ def heavy_bound(
         if nodes > budget:
             return False
         options = []
-        for i in range(len(members)):
+        for i in eligible[at]:
             if held[i] >= high[i]:
                 continue
             if not held[i] and twin_of[i] != i and not held[twin_of[i]]:

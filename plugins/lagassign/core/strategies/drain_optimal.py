@@ -80,19 +80,24 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
 
 
 def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
-    """A largest catch-up time no plan under the proportional counts beats (shared subscription).
+    """A largest catch-up time no plan under drain-optimal's count rules beats (proportional
+    counts with a shared subscription, free counts with mixed ones).
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
     T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
     the heaviest partitions' best placement with every member topped up to its fewest
-    (``drain_exact.heavy_bound``). ``upper``, the time of a plan in hand, lets that search
-    stop early (the bound is then at most ``upper``).
+    (``drain_exact.heavy_bound``); with mixed subscriptions, ``pool_bound`` too. ``upper``,
+    the time of a plan in hand, lets that search stop early (the bound is then at most it).
     """
     bound = lower_bound_catch_up(group)
-    if not (timed(group) and group.identical_subscriptions):
+    if not timed(group):
         return bound
-    counts = proportional_counts(group)
+    if group.identical_subscriptions:
+        counts = proportional_counts(group)
+    else:
+        bound = max(bound, pool_bound(group))
+        counts = {mid: (0, len(group.assignable)) for mid in group.member_ids}
     lags = sorted(group.lag[tp] for tp in group.assignable)
     rates = sorted(inflow(group)[tp] for tp in group.assignable)
     lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
@@ -114,6 +119,31 @@ def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> f
             break
         bound = max(bound, placed)
     return min(bound, upper)
+
+
+def pool_bound(group: GroupSnapshot) -> float:
+    """With mixed subscriptions: the partitions of the topics only members M read must drain
+    through M alone, T >= their lag / (capacity of M - their inflow), for M the readers of
+    one topic or of two topics together (every topic whose readers are all in M counts)."""
+    subs = {t: frozenset(m) for t, m in group.subscribers.items()}
+    caps, rates = capacity(group), inflow(group)
+    lag_of = dict.fromkeys(subs, 0)
+    rate_of = dict.fromkeys(subs, 0.0)
+    for tp in group.assignable:
+        lag_of[tp.topic] += group.lag[tp]
+        rate_of[tp.topic] += rates[tp]
+    readers = set(subs.values())
+    pools = readers | {a | b for a, b in itertools.combinations(sorted(readers, key=sorted), 2)}
+    bound = 0.0
+    for pool in pools:
+        inside = [t for t, m in subs.items() if m <= pool]
+        bound = max(
+            bound,
+            seconds_to_catch_up(
+                sum(lag_of[t] for t in inside), sum(rate_of[t] for t in inside), sum(caps[m] for m in pool)
+            ),
+        )
+    return bound
 
 
 class _Layout:
@@ -523,4 +553,4 @@ def _send_home(layout: _Layout) -> None:
             layout.put(tp, owner)
 
 
-__all__ = ["DrainOptimalStrategy", "proportional_counts", "proportional_lower_bound"]
+__all__ = ["DrainOptimalStrategy", "pool_bound", "proportional_counts", "proportional_lower_bound"]

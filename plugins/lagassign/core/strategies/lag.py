@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import heapq
 
-from ..model import Assignment, GroupSnapshot, TopicPartition
+import numpy as np
+
+from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build_indexed
 
 
@@ -55,20 +57,52 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
     index = group.member_index
     spans = group.topic_span
     layout: list[list[int]] = [[] for _ in group.members]
+    # topics with no more partitions than subscribers, per subscriber list (shared lists)
+    few: dict[int, tuple[list[int], list[range]]] = {}
     for topic, subscribers in group.subscribers.items():
         span = spans.get(topic)
         if not span:
             continue
-        # heaviest first, ties by partition number (a stable sort keeps the index order)
-        heaviest = sorted(span, key=lags.__getitem__, reverse=True)
         if len(span) <= len(subscribers):
             # everyone starts at (0, 0): the first len(span) members by id take one each
-            for p, mid in zip(heaviest, subscribers, strict=False):
-                layout[index[mid]].append(p)
+            if id(subscribers) not in few:
+                few[id(subscribers)] = ([index[mid] for mid in subscribers], [])
+            few[id(subscribers)][1].append(span)
             continue
+        # heaviest first, ties by partition number (a stable sort keeps the index order)
+        heaviest = sorted(span, key=lags.__getitem__, reverse=True)
         heap = [(0, 0, mid) for mid in subscribers]
         for p in heaviest:
             count, load, mid = heapq.heappop(heap)
             layout[index[mid]].append(p)
             heapq.heappush(heap, (count + 1, load + lags[p], mid))
+    for takers, topic_spans in few.values():
+        _first_takers(group, takers, topic_spans, layout)
     return layout
+
+
+def _first_takers(
+    group: GroupSnapshot, takers: list[int], spans: list[range], layout: list[list[int]]
+) -> None:
+    """Each topic's partitions, heaviest first (ties by number), one each to ``takers`` in
+    order: for topics with no more partitions than subscribers. With numpy for many."""
+    lag_array = group.lag_array
+    if sum(map(len, spans)) < NUMPY_FROM or lag_array.dtype != np.int64:
+        lags = group.lags
+        for span in spans:
+            for p, k in zip(sorted(span, key=lags.__getitem__, reverse=True), takers, strict=False):
+                layout[k].append(p)
+        return
+    spans = sorted(spans, key=lambda span: span.start)
+    sizes = np.array([len(span) for span in spans])
+    idx = np.concatenate([np.arange(span.start, span.stop) for span in spans])
+    topic = np.repeat(np.arange(len(spans)), sizes)
+    # by topic, heaviest first; lexsort is stable, so ties keep the index order
+    order = np.lexsort((-lag_array[idx], topic))
+    rank = np.arange(len(idx)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    member = np.asarray(takers)[rank]
+    by_member = np.argsort(member, kind="stable")
+    members, firsts = np.unique(member[by_member], return_index=True)
+    dealt = idx[order][by_member].tolist()
+    for k, a, b in zip(members.tolist(), firsts.tolist(), [*firsts[1:].tolist(), len(dealt)], strict=True):
+        layout[k].extend(dealt[a:b])

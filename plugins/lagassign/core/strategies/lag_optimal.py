@@ -121,17 +121,20 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
         ordered = np.asarray(index)[np.argsort(-arr[index], kind="stable")].tolist()
     else:
         ordered = sorted(index, key=lambda i: -lags[i])  # stable: equal lags by index
+    count = dict.fromkeys(layout, 0)
     for i in ordered:
         while True:
-            load, t, mid = heapq.heappop(heap)
-            room = len(layout[mid]) < floor or (len(layout[mid]) == floor and ceil_slots > 0)
-            if room:
+            load, t, mid = heap[0]
+            held = count[mid]
+            if held < floor or (held == floor and ceil_slots > 0):
                 break
-            # Full: drop it from the heap for good.
-        if len(layout[mid]) == floor:
+            heapq.heappop(heap)  # full: dropped from the heap for good
+        if held == floor:
             ceil_slots -= 1
+        count[mid] = held + 1
         layout[mid].append(i)
-        heapq.heappush(heap, (load + lags[i], t, mid))
+        # one entry per member, ties unique: replacing the head pops the same order as pop + push
+        heapq.heapreplace(heap, (load + lags[i], t, mid))
     return layout
 
 
