@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
 from .base import Strategy, build
-from .sticky import sticky_assignment
+from .sticky import cooperative_sticky_assignment
 
 
 class CooperativeStickyStrategy(Strategy):
@@ -30,7 +30,7 @@ class CooperativeStickyStrategy(Strategy):
     summary = "Kafka CooperativeStickyAssignor: sticky target, moving partitions withheld until revoked"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        target = sticky_assignment(group)
+        target = cooperative_sticky_assignment(group)
         before = group.owner
         withheld = sorted(tp for mid, tps in target.items() for tp in tps if before.get(tp, mid) != mid)
         return build(self.name, group, target, withheld=withheld)

@@ -12,6 +12,10 @@
    on one shared subscription an owned rack-local partition is kept first. With racks, passes
    1-3 are replaced by Kafka's own rules with racks (``kafka_racks.kafka_rack_seed`` for one shared
    subscription, ``kafka_racks.kafka_general_rack_seed`` for mixed ones), which the chains improve.
+5. Mixed subscriptions with racks (up to ``KAFKA_REPLAY_MEMBERS``): Kafka's own result is
+   replayed (``kafka_general``) and ours kept only where it moves no more and reads no fewer
+   rack-local partitions; else Kafka's, improved where neither count worsens
+   (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one.
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -36,13 +40,37 @@ from collections.abc import Iterable
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, kept_owned, memo
 from .fewer_moves import fewer_moves
+from .kafka_dominance import dominating
+from .kafka_general import kafka_general, kafka_general_cooperative
 from .kafka_racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
 from .loadbook import LoadBook, balance_counts
+
+#: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
+#: general builder (its balance check costs members times partitions per hand-over; 1,000
+#: members and 1,100 partitions take under 2 s)
+KAFKA_REPLAY_MEMBERS = 1000
 
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """The sticky target assignment shared by sticky and cooperative-sticky (computed once)."""
     return memo(group, "sticky", lambda: _sticky_assignment(group))
+
+
+def cooperative_sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """cooperative-sticky's target: sticky's, except on mixed subscriptions with racks, where
+    it is held against Kafka's CooperativeStickyAssignor after its follow-up rebalances."""
+    if not _kafka_comparable(group):
+        return sticky_assignment(group)
+    return memo(group, "cooperative-sticky", lambda: _sticky_assignment(group, cooperative=True))
+
+
+def _kafka_comparable(group: GroupSnapshot) -> bool:
+    """Mixed subscriptions with racks, small enough to replay Kafka's general builder."""
+    return (
+        not group.identical_subscriptions
+        and len(group.members) <= KAFKA_REPLAY_MEMBERS
+        and sticky_uses_racks(group)
+    )
 
 
 def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
@@ -51,7 +79,7 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     return memo(group, "sticky-passes", lambda: _sticky_book(group).assignment())
 
 
-def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[str, list[TopicPartition]]:
     racks = sticky_uses_racks(group)
     # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
     if not racks:
@@ -67,7 +95,10 @@ def _sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
         for tp in tps:
             book.add(mid, tp)
     fewer_moves(group, book, racks)
-    return book.assignment()
+    if not _kafka_comparable(group):
+        return book.assignment()
+    kafka = kafka_general_cooperative(group) if cooperative else kafka_general(group)
+    return dominating(group, book.assignment(), kafka)
 
 
 def _sticky_book(group: GroupSnapshot) -> LoadBook:
