@@ -16,6 +16,8 @@
    replayed (``kafka_general``) and ours kept only where it moves no more and reads no fewer
    rack-local partitions; else Kafka's, improved where neither count worsens
    (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one.
+6. A fresh group without racks whose topics each have one subscription (Kafka's JMH groups):
+   passes 1-3 give ``base.fresh_apart``'s layout, which is worked directly instead (same result).
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -38,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, kept_owned, memo
+from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, memo
 from .fewer_moves import fewer_moves
 from .kafka_dominance import dominating
 from .kafka_general import kafka_general, kafka_general_cooperative
@@ -130,4 +132,7 @@ class StickyStrategy(Strategy):
     summary = "Kafka StickyAssignor: balanced counts, then keep as many owned partitions as possible"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
+        apart = fresh_apart(group)  # a fresh group, one subscription per topic: worked directly
+        if apart is not None:
+            return build_indexed(self.name, group, apart)
         return build(self.name, group, sticky_assignment(group))
