@@ -52,7 +52,8 @@ from .loadbook import LoadBook, balance_counts
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
 #: general builder (its balance check costs members times partitions per hand-over; 1,000
-#: members and 1,100 partitions take under 2 s)
+#: members and 1,100 partitions take under 2 s, 2,000 members and 20,100 partitions with racks
+#: 5.1 s CPU, so Kafka's JMH size, 10,000 members and 100,000 partitions, would take minutes)
 KAFKA_REPLAY_MEMBERS = 1000
 
 
