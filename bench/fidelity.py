@@ -4,8 +4,10 @@ Prints, over identical and mixed subscriptions with and without owned partitions
 members and racks: how often range and roundrobin are identical to Kafka's; sticky's and
 cooperative-sticky's moves against Kafka's (groups without racks, where fewer moves is the
 goal); Kafka's general builder as replayed by ``kafka_general`` (mixed subscriptions, which
-sticky holds its result against); and the rack-local partitions of range and the sticky
-pair against Kafka's (groups with racks, where Kafka trades moves for locality). Needs the harness:
+sticky holds its result against) and its constrained one by ``kafka_constrained`` (one
+subscription, which cooperative-sticky holds its result against with racks); and the
+rack-local partitions of range and the sticky pair against Kafka's (groups with racks, where
+Kafka trades moves for locality). Needs the harness:
 ``scripts/kafka_harness.py`` first. Figures for people, not a test.
 
     .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20]
@@ -32,6 +34,7 @@ from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
 from lagassign.core.scoring import score
 from lagassign.core.strategies import get_strategy
+from lagassign.core.strategies.kafka_constrained import kafka_constrained, kafka_constrained_cooperative
 from lagassign.core.strategies.kafka_general import kafka_general, kafka_general_cooperative
 
 PAIRS = [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]
@@ -70,7 +73,11 @@ def main() -> None:
         kinds = ["all"] + (["static"] if static else []) + (["racks"] if racks else [])
         for kind in kinds:
             c[("groups", kind)] += 1
-        if not g.identical_subscriptions:
+        if g.identical_subscriptions:
+            c[("constrained", "groups")] += 1
+            c[("constrained", "sticky")] += kafka_constrained(g) == k["sticky"]
+            c[("constrained", "coop")] += kafka_constrained_cooperative(g) == k["cooperative-sticky-final"]
+        else:
             c[("replay", "groups")] += 1
             c[("replay", "sticky")] += kafka_general(g) == k["sticky"]
             c[("replay", "coop")] += kafka_general_cooperative(g) == k["cooperative-sticky-final"]
@@ -124,6 +131,11 @@ def main() -> None:
         f"  kafka_general (Kafka's general builder replayed, mixed subscriptions): StickyAssignor"
         f" {c[('replay', 'sticky')]}/{c[('replay', 'groups')]}, CooperativeStickyAssignor after its"
         f" reruns {c[('replay', 'coop')]}/{c[('replay', 'groups')]}"
+    )
+    print(
+        f"  kafka_constrained (Kafka's constrained builder replayed, one subscription): StickyAssignor"
+        f" {c[('constrained', 'sticky')]}/{c[('constrained', 'groups')]}, CooperativeStickyAssignor"
+        f" after its reruns {c[('constrained', 'coop')]}/{c[('constrained', 'groups')]}"
     )
     no_racks = n - c[("groups", "racks")]
     print(f"moves without racks ({no_racks} groups): lagassign vs Kafka, groups with more / fewer")

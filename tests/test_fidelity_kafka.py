@@ -11,6 +11,7 @@ from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
 from lagassign.core.strategies import get_strategy
+from lagassign.core.strategies.kafka_constrained import kafka_constrained, kafka_constrained_cooperative
 from lagassign.core.strategies.kafka_general import kafka_general, kafka_general_cooperative
 
 pytestmark = [
@@ -114,14 +115,12 @@ def rack_local(group, members) -> int:
 def test_sticky_with_racks_dominates_kafka_per_group(ours, theirs):
     """With racks, per group: Kafka's balance always, never more moves than Kafka's and at
     least its rack-local partitions, both at once; on mixed subscriptions by replaying Kafka's
-    general builder (``kafka_general``) and keeping ours only where it dominates. One
-    exception: cooperative-sticky against Kafka's two-rebalance result on one shared
-    subscription in 1 of about 280 groups (Kafka's second rebalance keeps a rack-mismatched
-    partition its first one left in place). In all, more rack-local partitions and fewer
-    moves than Kafka."""
+    general builder (``kafka_general``) and keeping ours only where it dominates, and
+    cooperative-sticky on one subscription against Kafka's constrained builder rerun
+    (``kafka_constrained``). In all, more rack-local partitions and fewer moves than Kafka."""
     rnd = random.Random(4)
     cases = [random_case(rnd, racks=True) for _ in range(400)]
-    mixed = identical = worse_identical = 0
+    mixed = identical = 0
     totals = [0, 0, 0, 0]
     for case, kafka in zip(cases, kafka_assign(cases), strict=True):
         group = parse_case(case)
@@ -132,14 +131,10 @@ def test_sticky_with_racks_dominates_kafka_per_group(ours, theirs):
         for i, v in enumerate((moves, kafka_moves, local, kafka_local)):
             totals[i] += v
         dominates = moves <= kafka_moves and local >= kafka_local
-        if group.identical_subscriptions:
-            assert dominates or ours == "cooperative-sticky", case
-            identical += 1
-            worse_identical += not dominates
-        else:
-            assert dominates, case
-            mixed += 1
-    assert identical > 200 and worse_identical <= identical // 100
+        assert dominates, case
+        identical += group.identical_subscriptions
+        mixed += not group.identical_subscriptions
+    assert identical > 200
     assert mixed > 100
     assert totals[0] < totals[1] and totals[2] > totals[3]
 
@@ -177,6 +172,19 @@ def test_kafka_general_builder_replay_is_identical_to_kafka():
         group = parse_case(case)
         assert kafka_general(group) == kafka["sticky"], case
         assert kafka_general_cooperative(group) == kafka["cooperative-sticky-final"], case
+
+
+def test_kafka_constrained_builder_replay_is_identical_to_kafka():
+    """``kafka_constrained`` (cooperative-sticky's reference on one subscription with racks) is
+    Kafka's StickyAssignor, and its rerun Kafka's CooperativeStickyAssignor after its follow-up
+    rebalances, on every group with one shared subscription: racks or not, owned or not."""
+    rnd = random.Random(4)
+    cases = [random_case(rnd, "identical", racks=rnd.random() < 0.7) for _ in range(300)]
+    cases += [random_case(rnd, "identical", max_members=30, max_partitions=20) for _ in range(30)]
+    for case, kafka in zip(cases, kafka_assign(cases), strict=True):
+        group = parse_case(case)
+        assert kafka_constrained(group) == kafka["sticky"], case
+        assert kafka_constrained_cooperative(group) == kafka["cooperative-sticky-final"], case
 
 
 def test_the_issues_smallest_sticky_case_moves_nothing():

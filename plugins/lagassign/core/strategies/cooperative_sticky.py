@@ -21,7 +21,7 @@ Example: sticky's example again; the two partitions that change owner wait one r
 from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
-from .base import Strategy, build
+from .base import Strategy, build, build_indexed, fresh_apart
 from .sticky import cooperative_sticky_assignment
 
 
@@ -30,6 +30,9 @@ class CooperativeStickyStrategy(Strategy):
     summary = "Kafka CooperativeStickyAssignor: sticky target, moving partitions withheld until revoked"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
+        apart = fresh_apart(group)  # sticky's layout on a fresh group: nothing owned, nothing withheld
+        if apart is not None:
+            return build_indexed(self.name, group, apart, withheld=[])
         target = cooperative_sticky_assignment(group)
         before = group.owner
         withheld = sorted(tp for mid, tps in target.items() for tp in tps if before.get(tp, mid) != mid)

@@ -15,7 +15,11 @@
 5. Mixed subscriptions with racks (up to ``KAFKA_REPLAY_MEMBERS``): Kafka's own result is
    replayed (``kafka_general``) and ours kept only where it moves no more and reads no fewer
    rack-local partitions; else Kafka's, improved where neither count worsens
-   (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one.
+   (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one,
+   on one shared subscription with racks too (``kafka_constrained``, Kafka's constrained
+   builder rerun as its CooperativeStickyAssignor reruns it; no size limit, it is linear).
+6. A fresh group without racks whose topics each have one subscription (Kafka's JMH groups):
+   passes 1-3 give ``base.fresh_apart``'s layout, which is worked directly instead (same result).
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
 could take a partition of the fuller one) and moves only what that condition demands.
 
@@ -38,8 +42,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, kept_owned, memo
+from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, memo
 from .fewer_moves import fewer_moves
+from .kafka_constrained import kafka_constrained_cooperative
 from .kafka_dominance import dominating
 from .kafka_general import kafka_general, kafka_general_cooperative
 from .kafka_racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
@@ -47,7 +52,8 @@ from .loadbook import LoadBook, balance_counts
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
 #: general builder (its balance check costs members times partitions per hand-over; 1,000
-#: members and 1,100 partitions take under 2 s)
+#: members and 1,100 partitions take under 2 s, 2,000 members and 20,100 partitions with racks
+#: 5.1 s CPU, so Kafka's JMH size, 10,000 members and 100,000 partitions, would take minutes)
 KAFKA_REPLAY_MEMBERS = 1000
 
 
@@ -57,9 +63,10 @@ def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def cooperative_sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """cooperative-sticky's target: sticky's, except on mixed subscriptions with racks, where
-    it is held against Kafka's CooperativeStickyAssignor after its follow-up rebalances."""
-    if not _kafka_comparable(group):
+    """cooperative-sticky's target: sticky's, except with racks (one shared subscription, or
+    mixed ones), where it is held against Kafka's CooperativeStickyAssignor after its
+    follow-up rebalances."""
+    if not (_kafka_comparable(group) or (group.identical_subscriptions and sticky_uses_racks(group))):
         return sticky_assignment(group)
     return memo(group, "cooperative-sticky", lambda: _sticky_assignment(group, cooperative=True))
 
@@ -95,6 +102,8 @@ def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[
         for tp in tps:
             book.add(mid, tp)
     fewer_moves(group, book, racks)
+    if cooperative and group.identical_subscriptions:  # one subscription with racks
+        return dominating(group, book.assignment(), kafka_constrained_cooperative(group))
     if not _kafka_comparable(group):
         return book.assignment()
     kafka = kafka_general_cooperative(group) if cooperative else kafka_general(group)
@@ -130,4 +139,7 @@ class StickyStrategy(Strategy):
     summary = "Kafka StickyAssignor: balanced counts, then keep as many owned partitions as possible"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
+        apart = fresh_apart(group)  # a fresh group, one subscription per topic: worked directly
+        if apart is not None:
+            return build_indexed(self.name, group, apart)
         return build(self.name, group, sticky_assignment(group))
