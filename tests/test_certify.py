@@ -14,8 +14,8 @@ from lagassign.core.errors import StrategyOptionError
 from lagassign.core.model import GroupSnapshot
 from lagassign.core.report import evaluation_table
 from lagassign.core.scoring import balanced_lower_bound_max_lag, count_range, lower_bound_max_lag, score
+from lagassign.core.strategies import exact as exact_module
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies import lag_optimal as lag_optimal_module
 from lagassign.core.strategies.exact import solver_available
 
 
@@ -122,9 +122,10 @@ def test_exact_budget_is_checked_and_needs_the_solver(monkeypatch):
     for bad in (-1, True, "5", float("nan"), float("inf")):
         with pytest.raises(StrategyOptionError, match="exact_budget"):
             get_strategy("lag-optimal", exact_budget=bad)
-    monkeypatch.setattr(lag_optimal_module, "solver_available", lambda: False)
-    with pytest.raises(StrategyOptionError, match="certify"):
-        get_strategy("lag-optimal", exact_budget=1)
+    monkeypatch.setattr(exact_module, "solver_available", lambda: False)  # highspy is installed here
+    for name in ("lag-optimal", "drain-optimal"):
+        with pytest.raises(StrategyOptionError, match="certify"):
+            get_strategy(name, exact_budget=1)
     get_strategy("lag-optimal", exact_budget=0)  # 0: off, no solver needed
 
 

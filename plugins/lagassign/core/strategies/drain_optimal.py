@@ -58,7 +58,7 @@ from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
 from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound, member_cost, sooner
 from .drain_milp import bisect_drain
-from .exact import solver_available
+from .exact import check_exact_budget
 from .lag_optimal import LagOptimalStrategy
 
 Cost = tuple[float, float, float]
@@ -202,19 +202,7 @@ class DrainOptimalStrategy(Strategy):
             isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
         ):
             raise StrategyOptionError(f"max_moves must be a whole number >= 0, got {max_moves!r}")
-        if exact_budget is not None:
-            if (
-                isinstance(exact_budget, bool)
-                or not isinstance(exact_budget, int | float)
-                or not (0 <= exact_budget < float("inf"))
-            ):
-                raise StrategyOptionError(
-                    f"exact_budget must be a non-negative number of seconds, got {exact_budget!r}"
-                )
-            if exact_budget > 0 and not solver_available():
-                raise StrategyOptionError(
-                    "exact_budget needs the optional solver: pip install 'lagassign[certify]' (highspy)"
-                )
+        check_exact_budget(exact_budget)
         self.max_moves = max_moves
         self.exact_budget = exact_budget or 0
 

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import StrategyOptionError
 from ..model import GroupSnapshot, TopicPartition
 
 Layout = dict[str, list[TopicPartition]]
@@ -36,6 +37,25 @@ def solver_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def check_exact_budget(exact_budget: float | None) -> None:
+    """Refuse an ``exact_budget`` option that is not a finite number of seconds >= 0, or that
+    asks for the solver (> 0) where it is not installed: one line, before any work."""
+    if exact_budget is None:
+        return
+    if (
+        isinstance(exact_budget, bool)
+        or not isinstance(exact_budget, int | float)
+        or not (0 <= exact_budget < float("inf"))
+    ):
+        raise StrategyOptionError(
+            f"exact_budget must be a non-negative number of seconds, got {exact_budget!r}"
+        )
+    if exact_budget > 0 and not solver_available():
+        raise StrategyOptionError(
+            "exact_budget needs the optional solver: pip install 'lagassign[certify]' (highspy)"
+        )
 
 
 def count_rules(group: GroupSnapshot, count_slack: int = 0) -> str:

@@ -31,6 +31,7 @@ keeps t0-0 and t0-1 and C1 gets t0-2::
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
+from .kafka_cooperative import cooperative_rounds
 from .kafka_racks import sticky_uses_racks
 
 Layout = dict[str, list[TopicPartition]]
@@ -163,13 +164,4 @@ def kafka_constrained_cooperative(group: GroupSnapshot) -> Layout:
     """Kafka's ``CooperativeStickyAssignor`` on one shared subscription after its follow-up
     rebalances: each round keeps the constrained builder's result minus the partitions changing
     owner, until nothing changes."""
-    owned = {m.id: list(m.owned) for m in group.members}
-    got = owned
-    for _ in range(10):
-        target = kafka_constrained(group, owned)
-        previous = {tp: mid for mid, tps in owned.items() for tp in tps}
-        got = {mid: [tp for tp in tps if previous.get(tp, mid) == mid] for mid, tps in target.items()}
-        if all(set(got[mid]) == set(owned.get(mid, [])) for mid in got):
-            break
-        owned = got
-    return got
+    return cooperative_rounds(group, kafka_constrained)

@@ -32,6 +32,7 @@ partition from C1 (0 + 1 < 4), then the other (1 + 1 < 3), so both go to C0::
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
+from .kafka_cooperative import cooperative_rounds
 from .kafka_racks import sticky_uses_racks
 
 
@@ -218,12 +219,4 @@ def _spread(cur: dict[str, list[TopicPartition]]) -> int:
 def kafka_general_cooperative(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Kafka's ``CooperativeStickyAssignor`` after its follow-up rebalances: each round keeps
     the general builder's result minus the partitions changing owner, until nothing changes."""
-    owned = {m.id: list(m.owned) for m in group.members}
-    for _ in range(10):
-        target = kafka_general(group, owned)
-        previous = {tp: mid for mid, tps in owned.items() for tp in tps}
-        got = {mid: [tp for tp in tps if previous.get(tp, mid) == mid] for mid, tps in target.items()}
-        if all(set(got[mid]) == set(owned.get(mid, [])) for mid in got):
-            break
-        owned = got
-    return got
+    return cooperative_rounds(group, kafka_general)

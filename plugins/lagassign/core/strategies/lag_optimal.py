@@ -85,7 +85,7 @@ from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from .base import CertifiedAssignment, Strategy, build
-from .exact import solve, solver_available
+from .exact import check_exact_budget, solve
 from .lag import _layout as _lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
 from .lagsearch import IndexLayout, Layout, Search, Seed, pick, to_index
@@ -248,19 +248,7 @@ class LagOptimalStrategy(Strategy):
         for name, value in (("max_moves", max_moves), ("count_slack", count_slack)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise StrategyOptionError(f"{name} must be a non-negative integer, got {value!r}")
-        if exact_budget is not None:
-            if (
-                isinstance(exact_budget, bool)
-                or not isinstance(exact_budget, int | float)
-                or not (0 <= exact_budget < float("inf"))
-            ):
-                raise StrategyOptionError(
-                    f"exact_budget must be a non-negative number of seconds, got {exact_budget!r}"
-                )
-            if exact_budget > 0 and not solver_available():
-                raise StrategyOptionError(
-                    "exact_budget needs the optional solver: pip install 'lagassign[certify]' (highspy)"
-                )
+        check_exact_budget(exact_budget)
         self.max_moves = max_moves
         self.count_slack = count_slack or 0
         self.exact_budget = exact_budget or 0
