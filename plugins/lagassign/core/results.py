@@ -115,6 +115,19 @@ class StrategyResult:
         return cls.from_dict(json.loads(text))
 
 
+#: the keys of a group's evaluation as the audit store keeps it (``GroupEvaluation.from_dict``)
+EVALUATION_KEYS = (
+    "group",
+    "members",
+    "partitions",
+    "best",
+    "lower_bound_max_lag",
+    "results",
+    "group_type",
+    "assignor",
+)
+
+
 @dataclass(frozen=True)
 class GroupEvaluation:
     """Every evaluated strategy for one group, or why the group could not be evaluated."""

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.gate import GateDecision
+from ..core.results import EVALUATION_KEYS
 from ..core.topics import PLAN_TOPIC
 from .params import ParamsError, PlanParams
 from .publish import publish_step
@@ -75,19 +76,7 @@ def publish_reviewed(
     new_id = store.start_plan("manual", user, dag_id, run_id, record)
     try:
         store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
-        evaluation = {
-            k: found.get(k)
-            for k in (
-                "group",
-                "members",
-                "partitions",
-                "best",
-                "lower_bound_max_lag",
-                "results",
-                "group_type",
-                "assignor",
-            )
-        }
+        evaluation = {k: found.get(k) for k in EVALUATION_KEYS}
         store.record_evaluations(new_id, [evaluation])
         store.record_decisions(new_id, [decision])
         log(f"plan {new_id}: group {group}: {decision.reason}")

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..core.clock import utc_now
-from ..core.results import GroupEvaluation, ResultShapeError, StrategyResult
+from ..core.results import EVALUATION_KEYS, GroupEvaluation, ResultShapeError, StrategyResult
 from ..core.secrets import redact_tree
 from .base import StoreBase
 from .errors import StoreError
@@ -373,21 +373,7 @@ class AuditTrail(StoreBase):
         """The plan's evaluated groups (not those that could not be evaluated), by group name."""
         plan = self.get_plan(plan_id)
         return [
-            GroupEvaluation.from_dict(
-                {
-                    k: g[k]
-                    for k in (
-                        "group",
-                        "members",
-                        "partitions",
-                        "best",
-                        "lower_bound_max_lag",
-                        "results",
-                        "group_type",
-                        "assignor",
-                    )
-                }
-            )
+            GroupEvaluation.from_dict({k: g[k] for k in EVALUATION_KEYS})
             for g in plan["groups"]
             if not g.get("error") and g["results"]
         ]
