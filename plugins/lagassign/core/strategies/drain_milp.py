@@ -41,6 +41,7 @@ from typing import Any
 
 from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
+from .exact import deal_to_owners
 
 Layout = dict[str, list[TopicPartition]]
 #: bisection stops once the plan is within this factor of the certified bound
@@ -172,23 +173,7 @@ class _Feasibility:
         owner = self.group.owner
         out: Layout = {}
         for alike in self.classes.values():
-            sets = [layout[m] for m in alike]
-            overlap = []
-            for i, tps in enumerate(sets):
-                held: dict[str, int] = {}
-                for tp in tps:
-                    if owner.get(tp) in alike:
-                        held[owner[tp]] = held.get(owner[tp], 0) + 1
-                overlap += [(-n, i, m) for m, n in held.items()]
-            used: set[int] = set()
-            for _, i, m in sorted(overlap):
-                if i not in used and m not in out:
-                    out[m] = sets[i]
-                    used.add(i)
-            rest = iter(i for i in range(len(sets)) if i not in used)
-            for m in alike:
-                if m not in out:
-                    out[m] = sets[next(rest)]
+            out.update(deal_to_owners(owner, alike, [layout[m] for m in alike]))
         return out
 
     def worst(self, layout: Layout) -> float:

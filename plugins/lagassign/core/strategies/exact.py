@@ -39,6 +39,35 @@ def solver_available() -> bool:
     return True
 
 
+def deal_to_owners(
+    owner: dict[TopicPartition, str], members: list[str], sets: list[list[TopicPartition]]
+) -> dict[str, list[TopicPartition]]:
+    """Give interchangeable ``members`` the partition ``sets`` of a solved plan, each set to the
+    member that owns most of it now (greedy, largest overlap first), the rest in member order:
+    the same plan with no more moves than it must make. Example: C0 owns t-0, C1 owns t-1, sets
+    [[t-1, t-2], [t-0]] -> C0 [t-0], C1 [t-1, t-2]."""
+    alike = set(members)
+    overlap = []
+    for i, tps in enumerate(sets):
+        held: dict[str, int] = {}
+        for tp in tps:
+            m = owner.get(tp)
+            if m in alike:
+                held[m] = held.get(m, 0) + 1
+        overlap += [(-n, i, m) for m, n in held.items()]
+    given: dict[str, list[TopicPartition]] = {}
+    used: set[int] = set()
+    for _, i, m in sorted(overlap):
+        if i not in used and m not in given:
+            given[m] = sets[i]
+            used.add(i)
+    rest = iter(i for i in range(len(sets)) if i not in used)
+    for m in members:
+        if m not in given:
+            given[m] = sets[next(rest)]
+    return given
+
+
 def check_exact_budget(exact_budget: float | None) -> None:
     """Refuse an ``exact_budget`` option that is not a finite number of seconds >= 0, or that
     asks for the solver (> 0) where it is not installed: one line, before any work."""

@@ -85,7 +85,7 @@ from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from .base import CertifiedAssignment, Strategy, build
-from .exact import check_exact_budget, solve
+from .exact import check_exact_budget, deal_to_owners, solve
 from .lag import _layout as _lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
 from .lagsearch import IndexLayout, Layout, Search, Seed, pick, to_index
@@ -208,26 +208,7 @@ def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
     """With identical subscriptions members are interchangeable: give each of the layout's
     partition sets to the member that owns most of it now (greedy), so the solver's answer
     moves no more partitions than it must."""
-    owner = group.owner
-    overlap = []
-    for i, (_, tps) in enumerate(sorted(layout.items())):
-        counts: dict[str, int] = {}
-        for tp in tps:
-            if tp in owner:
-                counts[owner[tp]] = counts.get(owner[tp], 0) + 1
-        overlap += [(-n, i, mid) for mid, n in counts.items()]
-    sets = [tps for _, tps in sorted(layout.items())]
-    given: dict[str, list] = {}
-    used: set[int] = set()
-    for _, i, mid in sorted(overlap):
-        if i not in used and mid not in given:
-            given[mid] = sets[i]
-            used.add(i)
-    rest = iter(i for i in range(len(sets)) if i not in used)
-    for mid in group.member_ids:
-        if mid not in given:
-            given[mid] = sets[next(rest)]
-    return given
+    return deal_to_owners(group.owner, group.member_ids, [layout[m] for m in sorted(layout)])
 
 
 class LagOptimalStrategy(Strategy):
