@@ -82,7 +82,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..errors import StrategyOptionError, StrategyRefusedError
-from ..model import Assignment, GroupSnapshot, TopicPartition
+from ..model import Assignment, GroupSnapshot
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from .base import CertifiedAssignment, Strategy, build
 from .exact import check_exact_budget, deal_to_owners, solve
@@ -136,35 +136,6 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
         # one entry per member, ties unique: replacing the head pops the same order as pop + push
         heapq.heapreplace(heap, (load + lags[i], t, mid))
     return layout
-
-
-def _differencing(group: GroupSnapshot, tie) -> Layout:
-    """Balanced largest differencing (Karmarkar-Karp for equal counts), shared subscription only.
-
-    Partitions, heaviest first and padded with empty slots to a multiple of N, are cut into
-    rows of N; a row is a partial answer giving each member one partition. The two partial
-    answers whose heaviest and lightest member differ most are merged, heaviest set with
-    lightest set, until one is left: every member then holds one partition of every row, so
-    counts are floor(P/N) or ceil(P/N) (the empty slots all lie in the last row).
-    """
-    lag = group.lag
-    n = len(group.members)
-    heaviest_first = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))
-    tps: list[TopicPartition | None] = [*heaviest_first, *[None] * (-len(heaviest_first) % n)]
-    heap: list[tuple[int, int, list[tuple[int, list]]]] = []
-    for k in range(0, len(tps), n):
-        row = [(0, []) if tp is None else (lag[tp], [tp]) for tp in tps[k : k + n]]
-        row.sort(key=lambda s: -s[0])
-        heapq.heappush(heap, (-(row[0][0] - row[-1][0]), k, row))
-    while len(heap) > 1:
-        _, k, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        merged = [(x[0] + y[0], x[1] + y[1]) for x, y in zip(a, reversed(b), strict=True)]
-        merged.sort(key=lambda s: -s[0])
-        heapq.heappush(heap, (-(merged[0][0] - merged[-1][0]), k, merged))
-    sets = [held for _, held in heap[0][2]] if heap else []
-    members = sorted(group.member_ids, key=tie)
-    return {mid: sets[i] if i < len(sets) else [] for i, mid in enumerate(members)}
 
 
 def _lag_aware_seed(group: GroupSnapshot, tie) -> IndexLayout:
