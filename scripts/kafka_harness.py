@@ -8,8 +8,8 @@ carries kafka-clients and its slf4j and jackson jars; no Maven here), checks eve
 ``tests/java/KafkaAssignors.java`` with the system ``javac`` into ``var/kafka-harness/``.
 Everything under ``var/`` is rebuilt only when missing or older than the Java source.
 
-``tests/kafka_java.py`` imports ``classpath()`` and ``ready()`` from here; CI (``.ci/run``)
-runs this script before the tests so the ``java`` tests run there.
+``tests/kafka_java.py`` imports ``classpath()`` and ``ready()`` from here; ``make test`` (and
+so CI) runs this script before the tests so the ``java`` tests run there.
 """
 
 from __future__ import annotations
