@@ -585,3 +585,23 @@ def test_review_without_kafka_settings_fails_in_one_line(
         )
     with pytest.raises(tasks.StepFailed, match="action must be publish or rollback"):
         tasks.review({"action": "nope", "group": GROUP}, "lagassign_kafka", "lagassign_review", "m", "bob")
+
+
+def test_a_run_without_groups_file_takes_the_workers_one(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form's empty groups file falls back to LAGASSIGN_GROUPS_FILE (as the failover DAG
+    does), and the plan records the file it used; a file named by the run still wins."""
+    from lagassign.workflow import tasks
+
+    workers = tmp_path / "workers.yaml"
+    monkeypatch.setenv("LAGASSIGN_GROUPS_FILE", str(workers))
+    run = tasks.start({"groups_file": ""}, "lagassign_rebalance", "manual__gf", "manual", "alice")
+    assert run["params"]["groups_file"] == str(workers)
+    with AuditStore(store_url) as store:
+        assert store.get_plan(run["plan_id"])["parameters"]["groups_file"] == str(workers)
+    named = tasks.start({"groups_file": "/x.yaml"}, "lagassign_rebalance", "manual__gf2", "manual", "alice")
+    assert named["params"]["groups_file"] == "/x.yaml"
+    monkeypatch.delenv("LAGASSIGN_GROUPS_FILE")
+    none = tasks.start({}, "lagassign_rebalance", "manual__gf3", "manual", "alice")
+    assert none["params"]["groups_file"] is None

@@ -111,7 +111,8 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
             type=["null", "string"],
             title="Groups file",
             description="Optional YAML file declaring groups in manual assign() mode that do not "
-            "announce themselves on the status topic (empty: none).",
+            "announce themselves on the status topic (empty: the workers' LAGASSIGN_GROUPS_FILE, if "
+            "set; else none).",
         ),
         "auto_offset_reset": Param(
             "latest",

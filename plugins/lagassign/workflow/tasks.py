@@ -4,6 +4,7 @@ pipeline step, and hands small JSON to the next task. No planning logic lives he
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -82,12 +83,23 @@ def trigger_of(run_type: object) -> str:
     return "scheduled" if text == "scheduled" else "manual"
 
 
+def with_default_groups_file(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's parameters, with the workers' ``LAGASSIGN_GROUPS_FILE`` as the groups file when
+    the run names none: the failover DAG reads the same variable, so a form left empty plans
+    the same groups as the events do (the plan records which file it used)."""
+    params = dict(params)
+    if not params.get("groups_file") and os.environ.get("LAGASSIGN_GROUPS_FILE"):
+        params["groups_file"] = os.environ["LAGASSIGN_GROUPS_FILE"]
+    return params
+
+
 def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object, user: str | None) -> dict:
     """Validate the parameters, open the plan in the audit trail, lay out the run's folder.
 
     Parameters that cannot be used are recorded as a failed plan with a one-line reason (so
     the plans page says why), then the task fails with that line."""
     trigger = trigger_of(run_type)
+    params = with_default_groups_file(params)
     try:
         plan_params = PlanParams.from_mapping(params)
     except LagassignError as exc:
