@@ -37,7 +37,10 @@ def test_worked_example_runs():
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.mark.parametrize(("members", "partitions", "seed"), [(200, 2_000, 1), (97, 1_003, 2), (50, 120, 3)])
+@pytest.mark.parametrize(
+    ("members", "partitions", "seed"),
+    [(200, 2_000, 1), (97, 1_003, 2), (50, 120, 3), (120, 50, 4), (1, 30, 5)],
+)
 def test_plan_keeps_every_guarantee_and_never_raises_the_seed(members, partitions, seed):
     group = _group(members, partitions, seed)
     search = lagbulk.BulkSearch(group, _ties(group))
@@ -49,12 +52,20 @@ def test_plan_keeps_every_guarantee_and_never_raises_the_seed(members, partition
     held = sorted(i for idx in positions.values() for i in idx)
     assert held == sorted(group.assignable_index)  # every partition once
     counts = {len(idx) for idx in positions.values()}
-    low, high = divmod(partitions, members)
-    assert counts <= {low, low + (high > 0)}
+    low, extra = divmod(partitions, members)
+    assert counts <= {low, low + (extra > 0)}
     loads = [sum(group.lags[i] for i in idx) for idx in positions.values()]
     assert max(loads) == search.max_lag <= seeded
     assert search.max_lag >= floor
     assert all(idx == sorted(idx) for idx in positions.values())
+
+
+def test_no_lag_at_all_is_optimal_at_once():
+    group = example({"a": ["t"], "b": ["t"]}, {"t": [0, 0, 0]})
+    search = lagbulk.BulkSearch(group, _ties(group))
+    search.run(0)
+    assert search.max_lag == 0 and search.rounds == 0
+    assert sorted(len(idx) for idx in search.positions().values()) == [1, 2]
 
 
 def test_applies_only_to_very_large_fresh_shared_groups():
