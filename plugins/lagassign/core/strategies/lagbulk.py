@@ -37,7 +37,8 @@ Method:
    member's old load, so the largest lag never grows.
 3. A level is reached when nobody is above it. The search ends at ``floor`` (the plan is
    then ``optimal``, as lag-optimal reports it), when not even a level 1 below the heaviest
-   load can be reached, or after ``ROUNDS`` rounds (the work bound).
+   load can be reached, or after ``ROUNDS`` rounds (the work bound; with several
+   subscriptions, see ``plan``).
 
 Worked example (``BulkSearch`` works at any size; lag-optimal uses it only from
 ``BULK_FROM``). Members A, B, C share topic t with lags 25, 20, 19, 18, 17, 14, 7, 5, 0; the
@@ -68,7 +69,8 @@ from ..model import GroupSnapshot
 #: members x assignable partitions from which lag-optimal plans here (the synthetic mix's
 #: largest groups have 300 x 10,000; Kafka's JMH point 10,000 x 100,000)
 BULK_FROM = 100_000_000
-#: rounds in all: the work bound (each round is a few numpy passes over the heavy members)
+#: rounds in all: the work bound (each round is a few numpy passes over the heavy members);
+#: with several subscriptions, as many member-rounds (a round of n members counts n/N)
 ROUNDS = 80
 #: below this excess over the bound the level halves; above it it falls to a quarter
 FINE = 1_024
@@ -158,17 +160,20 @@ class BulkSearch:
         self.load = np.where(self.rows >= 0, self._val_or_none[self.rows], 0).sum(axis=1)
         self.mean = int(self.val.sum()) // n
         self.rounds = 0
+        self.limit = ROUNDS
         self._rng = np.random.default_rng(0)
 
     @property
     def max_lag(self) -> int:
         return int(self.load.max(initial=0))
 
-    def run(self, floor: int) -> None:
-        """Lower the level from the heaviest load to ``floor`` (see the module doc)."""
+    def run(self, floor: int, rounds: int = ROUNDS) -> None:
+        """Lower the level from the heaviest load to ``floor`` (see the module doc), in at most
+        ``rounds`` rounds."""
+        self.limit = rounds
         coarse = True
         cut = 0  # how far below the heaviest load the level is set; 0: choose afresh
-        while self.rounds < ROUNDS:
+        while self.rounds < self.limit:
             top = self.max_lag
             excess = top - floor
             if excess <= 0:
@@ -198,7 +203,7 @@ class BulkSearch:
     def _level(self, tau: int) -> bool:
         """Rounds until nobody is above ``tau`` (True), or a round finds no swap or the
         rounds run out (False)."""
-        while self.rounds < ROUNDS:
+        while self.rounds < self.limit:
             self.rounds += 1
             heavy = np.flatnonzero(self.load > tau)
             if not len(heavy):
@@ -314,15 +319,21 @@ class BulkSearch:
 
 def plan(group: GroupSnapshot, ties: dict[str, bytes], floor: int) -> tuple[dict[str, list[int]], int]:
     """lag-optimal's plan of a group ``applies`` accepts: sorted partition indices per member
-    id, and its largest lag. Each subscription's members are planned on their own."""
+    id, and its largest lag.
+
+    Each subscription's members are planned on their own, lightest subscription first (by
+    total lag per member): those reach ``floor`` soonest. The work bound is shared: ``ROUNDS``
+    rounds of the whole group's members; each subscription may spend its share of what is
+    left, and what it does not spend passes on to the heavier ones after it."""
     found: dict[str, list[int]] = {}
     top = 0
-    for members, index in _shares(group):
-        if not len(index):
-            found.update((mid, []) for mid in members)
-            continue
-        search = BulkSearch(group, ties, members, index)
-        search.run(floor)
+    budget = ROUNDS * len(group.members)  # member-rounds
+    searches = [BulkSearch(group, ties, members, index) for members, index in _shares(group) if len(index)]
+    searches.sort(key=lambda search: search.mean)
+    for left, search in zip(range(len(searches), 0, -1), searches, strict=True):
+        n = len(search.ids)
+        search.run(floor, max(1, budget // left // n))
+        budget -= search.rounds * n
         found.update(search.positions())
         top = max(top, search.max_lag)
-    return {mid: found[mid] for mid in group.member_ids}, top
+    return {mid: found.get(mid, []) for mid in group.member_ids}, top
