@@ -136,3 +136,16 @@ def test_jmh_point_beats_the_python_search(variant, before):
     assert result.metrics["max_lag"] < before
     assert result.metrics["count_spread"] == 0
     assert result.metrics["max_lag"] - result.metrics["balanced_lower_bound_max_lag"] <= 1_000
+
+
+def test_a_hot_partitions_member_ends_with_the_lightest_others():
+    """Where the bound comes from the counts (a partition far above a member's share), the
+    plan reaches it: the hot member's other partitions are the lightest of all."""
+    rnd = random.Random(8)
+    lags = [rnd.randint(0, 1000) for _ in range(400)]
+    lags[17] = 10**7
+    group = example({f"m{i}": ["t"] for i in range(40)}, {"t": lags})
+    search = lagbulk.BulkSearch(group, _ties(group))
+    floor = balanced_lower_bound_max_lag(group)
+    search.run(floor)
+    assert search.max_lag == floor == 10**7 + sum(sorted(lags)[:9])

@@ -17,10 +17,11 @@ is handled in the same numpy round and the level falls step by step: 78 and 437 
 bound, in less time.
 
 Method:
-1. Seed: partitions heaviest first, in rounds of N; in each round the members so far
-   lightest take the heaviest partitions (longest-lag-first, one partition per member and
-   round; equal loads by lag-optimal's tie hash of the member id). Counts are floor(P/N) or
-   ceil(P/N).
+1. Seed: longest-lag-first under the count caps, a chunk at a time: the heaviest partitions
+   left go, one each, to the lightest quarter (``SEED_CHUNKS``) of the members that still
+   have room (equal loads by lag-optimal's tie hash of the member id). As in lag-optimal's
+   own seed, the heaviest members wait: a hot partition's member ends with the lightest
+   partitions. Counts are floor(P/N) or ceil(P/N).
 2. Levels: with ``floor`` the balanced lower bound (``bounds.balanced_lower_bound_max_lag``),
    a level tau is set a quarter of the way from ``floor`` to the heaviest load (while that
    is more than ``FINE`` above ``floor`` and no level was missed; then half way), or half as
@@ -34,7 +35,10 @@ Method:
    candidate that lands it nearest the group's mean; a partition goes to one heavy member
    (the heaviest asking), a light one serves heavy members while its room lasts; all the
    chosen swaps are made at once. Both members of a swap end at most tau, below the heavy
-   member's old load, so the largest lag never grows.
+   member's old load, so the largest lag never grows. When a round brings nobody down to
+   tau, one round lowers the members above it as far as a swap can (d >= 1, to the mean if
+   possible; the partner still at most tau): a hot partition's member trades its others
+   for the lightest ones.
 3. A level is reached when nobody is above it. The search ends at ``floor`` (the plan is
    then ``optimal``, as lag-optimal reports it), when not even a level 1 below the heaviest
    load can be reached, or after ``ROUNDS`` rounds (the work bound; with several
@@ -42,8 +46,8 @@ Method:
 
 Worked example (``BulkSearch`` works at any size; lag-optimal uses it only from
 ``BULK_FROM``). Members A, B, C share topic t with lags 25, 20, 19, 18, 17, 14, 7, 5, 0; the
-tie hash orders them C, A, B. Round one: C 25, A 20, B 19. Round two, lightest first: B
-takes 18 (37), A 17 (37), C 14 (39). Round three: A takes 7 (44), B 5 (42), C 0 (39). The
+tie hash orders them C, A, B. With three members a chunk is one partition: C takes 25, A
+20, B 19; then, lightest first, B 18 (37), A 17 (37), C 14 (39), A 7 (44), B 5 (42), C 0. The
 bound is 42 (125 / 3, rounded up), the heaviest 44: the level is 43. A is 1 above it; C has
 room 4, B room 1. Swapping A's 17 for C's 14 (d = 3) lands A at 41 (the mean, 41.7, rounded
 down) and C at 42. The next level, 42, is the bound and nobody is above it: optimal::
@@ -76,6 +80,10 @@ ROUNDS = 80
 FINE = 1_024
 #: (heavy member, light member) pairs scored per round, all their partition pairs each
 PAIR_BUDGET = 1_000
+#: the seed deals the heaviest partitions left to the lightest 1/SEED_CHUNKS of the members at
+#: a time (the heaviest members wait, as in longest-lag-first: a hot partition's member then
+#: ends with the lightest partitions)
+SEED_CHUNKS = 4
 #: the partners tried per heavy member at most
 MAX_PARTNERS = 64
 #: positions below p - excess in the lag-sorted partitions tried by the join (spread out:
@@ -143,16 +151,28 @@ class BulkSearch:
         asc = np.argsort(lags, kind="stable")
         self.part, self.val = index[asc], lags[asc]
         n_items = len(asc)
-        # rounds of N, heaviest first: in each, the lightest member so far takes the heaviest
-        # partition (longest-lag-first with one partition per member and round)
+        # longest-lag-first in chunks: the heaviest partitions left go to the members with
+        # room that are lightest so far, one each (capped LPT, a chunk at a time)
         self.owner = np.empty(n_items, dtype=np.int64)
-        self.slot = (n_items - 1 - np.arange(n_items)) // n  # the round: by rank, heaviest first
+        self.slot = np.empty(n_items, dtype=np.int64)
+        count = np.zeros(n, dtype=np.int64)
         load = np.zeros(n, dtype=np.int64)
-        for r in range(-(-n_items // n)):
-            these = np.arange(n_items - 1 - r * n, max(-1, n_items - 1 - (r + 1) * n), -1)
-            takers = np.argsort(load, kind="stable")[: len(these)]
+        fewest, ceil_left = divmod(n_items, n)
+        done = 0
+        while done < n_items:
+            room = np.flatnonzero((count < fewest) | ((count == fewest) & (ceil_left > 0)))
+            chunk = max(1, len(room) // SEED_CHUNKS)
+            takers = room[np.argsort(load[room], kind="stable")][: min(chunk, n_items - done)]
+            at_ceil = count[takers] == fewest
+            if at_ceil.sum() > ceil_left:  # only so many members may end at the ceiling
+                takers = takers[~at_ceil | (np.cumsum(at_ceil) <= ceil_left)]
+            ceil_left -= int((count[takers] == fewest).sum())
+            these = np.arange(n_items - 1 - done, n_items - 1 - done - len(takers), -1)
             self.owner[these] = takers
+            self.slot[these] = count[takers]
+            count[takers] += 1
             load[takers] += self.val[these]
+            done += len(takers)
         self.width = -(-n_items // n)
         self.rows = np.full((n, self.width), -1, dtype=np.int64)  # items per member, -1: none
         self.rows[self.owner, self.slot] = np.arange(n_items)
@@ -182,7 +202,7 @@ class BulkSearch:
                 cut = excess - (excess // 4 if coarse and excess > FINE else excess // 2)
             if self._level(top - cut):
                 cut = 0
-            elif self.max_lag < top:
+            elif self.max_lag < top or self._lower(top - cut):
                 coarse, cut = False, 0  # missed, but lower: half the excess at a time from here
             else:
                 cut //= 2  # nothing came down: a nearer level, until there is none
@@ -213,18 +233,30 @@ class BulkSearch:
                 return False
         return not (self.load > tau).any()
 
-    def _round(self, heavy: np.ndarray, tau: int) -> bool:
-        """One swap for as many heavy members as can find one; False if none can."""
+    def _lower(self, tau: int) -> bool:
+        """One round in which the members above ``tau`` take swaps that lower them at all (to
+        the mean if they can), partners staying at most ``tau``; False if none can."""
+        if self.rounds >= self.limit:
+            return False
+        self.rounds += 1
+        heavy = np.flatnonzero(self.load > tau)
+        return self._round(heavy[np.argsort(-self.load[heavy], kind="stable")], tau, reach=False)
+
+    def _round(self, heavy: np.ndarray, tau: int, reach: bool = True) -> bool:
+        """One swap for as many heavy members as can find one (bringing them to at most
+        ``tau``, or with ``reach`` off lowering them at all); False if none can."""
         load, rows = self.load, self.rows
         n_heavy = len(heavy)
         excess = load[heavy] - tau
+        need = excess if reach else np.ones(n_heavy, dtype=np.int64)  # the least d
+        aim = excess if reach else np.maximum(load[heavy] - self.mean, 1)  # the join's d
         items = rows[heavy]  # n_heavy x width
         p = self._val_or_none[items]
         best = np.full(n_heavy, _NONE)
         give = np.zeros(n_heavy, dtype=np.int64)
         take = np.zeros(n_heavy, dtype=np.int64)
-        self._pairs(heavy, tau, excess, items, p, best, give, take)
-        self._join(heavy, tau, excess, items, p, best, give, take)
+        self._pairs(heavy, tau, need, items, p, best, give, take)
+        self._join(heavy, tau, need, aim, items, p, best, give, take)
         found = best != _NONE
         if not found.any():
             return False
@@ -255,7 +287,7 @@ class BulkSearch:
         """How far the heavy member lands from the mean (allowed candidates only)."""
         return np.where(ok, np.abs(heavy_load - d - self.mean), _NONE)
 
-    def _pairs(self, heavy, tau, excess, items, p, best, give, take) -> None:
+    def _pairs(self, heavy, tau, need, items, p, best, give, take) -> None:
         """Each heavy member against a few of the lightest members, every partition pair."""
         load, rows, width = self.load, self.rows, self.width
         room = tau - load
@@ -274,7 +306,7 @@ class BulkSearch:
         q = self._val_or_none[their]
         d = p[:m, None, :, None] - q[:, :, None, :]
         ok = (
-            (d >= excess[:m, None, None, None])
+            (d >= need[:m, None, None, None])
             & (d <= room[partners][:, :, None, None])
             & (items[:m, None, :, None] >= 0)
             & (their[:, :, None, :] >= 0)
@@ -288,20 +320,21 @@ class BulkSearch:
         give[:m] = items[at, mine]
         take[:m] = their[at, partner, yours]
 
-    def _join(self, heavy, tau, excess, items, p, best, give, take) -> None:
-        """For each partition p of a heavy member, the partitions just below p - excess in lag
-        order, whoever holds them: a better candidate replaces the pair's."""
+    def _join(self, heavy, tau, need, aim, items, p, best, give, take) -> None:
+        """For each partition p of a heavy member, the partitions just below p - aim in lag
+        order (the lightest ones if that is below them all), whoever holds them: a better
+        candidate replaces the pair's."""
         val, load = self.val, self.load
-        row, col = np.nonzero((items >= 0) & (p >= excess[:, None]))  # only those can give d >= excess
+        row, col = np.nonzero((items >= 0) & (p >= need[:, None]))  # only those can give d >= need
         if not len(row):
             return
         mine = p[row, col]
-        at = np.searchsorted(val, mine - excess[row], side="right") - 1
+        at = np.searchsorted(val, np.maximum(mine - aim[row], 0), side="right") - 1
         cand = at[:, None] - OFFSETS[None, :]
         ok = cand >= 0
         np.maximum(cand, 0, out=cand)
         d = mine[:, None] - val[cand]
-        ok &= d <= tau - load[self.owner[cand]]
+        ok &= (d <= tau - load[self.owner[cand]]) & (d >= need[row][:, None])
         score = self._score(load[heavy[row]][:, None], d, ok)
         pick = score.argmin(1)
         lines = np.arange(len(row))
