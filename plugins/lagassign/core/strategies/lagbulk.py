@@ -339,9 +339,11 @@ class BulkSearch:
         pick = score.argmin(1)
         lines = np.arange(len(row))
         s = score[lines, pick]
-        # the best line of each heavy member (rows come grouped, in order)
-        order = np.lexsort((s, row))
-        first = order[np.concatenate(([True], row[order][1:] != row[order][:-1]))]
+        # the best line of each heavy member, the first of equals (rows come grouped, in order)
+        starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+        lowest = np.minimum.reduceat(s, starts)
+        hits = np.flatnonzero(s == np.repeat(lowest, np.diff(np.append(starts, len(s)))))
+        first = hits[np.concatenate(([True], row[hits][1:] != row[hits][:-1]))]
         h = row[first]
         better = s[first] < best[h]
         h, first = h[better], first[better]
