@@ -177,6 +177,8 @@ class BulkSearch:
         self.rows = np.full((n, self.width), -1, dtype=np.int64)  # items per member, -1: none
         self.rows[self.owner, self.slot] = np.arange(n_items)
         self._val_or_none = np.concatenate((self.val, [-1]))  # row entry -1 reads -1
+        # ... or above every lag: taking it would raise the giver (no swap gives nothing)
+        self._val_or_over = np.concatenate((self.val, [int(self.val.max(initial=0)) + 1]))
         self.load = np.where(self.rows >= 0, self._val_or_none[self.rows], 0).sum(axis=1)
         self.mean = int(self.val.sum()) // n
         self.rounds = 0
@@ -285,7 +287,11 @@ class BulkSearch:
 
     def _score(self, heavy_load: np.ndarray, d: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """How far the heavy member lands from the mean (allowed candidates only)."""
-        return np.where(ok, np.abs(heavy_load - d - self.mean), _NONE)
+        score = heavy_load - d
+        score -= self.mean
+        np.abs(score, out=score)
+        score[~ok] = _NONE
+        return score
 
     def _pairs(self, heavy, tau, need, items, p, best, give, take) -> None:
         """Each heavy member against a few of the lightest members, every partition pair."""
@@ -303,14 +309,9 @@ class BulkSearch:
         per = len(light) // m
         partners = light[: m * per].reshape(per, m).T  # m x per: heavy i with lights i, i+m, ...
         their = rows[partners]  # m x per x width
-        q = self._val_or_none[their]
-        d = p[:m, None, :, None] - q[:, :, None, :]
-        ok = (
-            (d >= need[:m, None, None, None])
-            & (d <= room[partners][:, :, None, None])
-            & (items[:m, None, :, None] >= 0)
-            & (their[:, :, None, :] >= 0)
-        )
+        q = self._val_or_over[their]
+        d = p[:m, None, :, None] - q[:, :, None, :]  # below 0 where either side has no partition
+        ok = (d >= need[:m, None, None, None]) & (d <= room[partners][:, :, None, None])
         score = self._score(load[heavy[:m]][:, None, None, None], d, ok).reshape(m, -1)
         pick = score.argmin(1)
         at = np.arange(m)
