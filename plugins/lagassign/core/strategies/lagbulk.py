@@ -13,8 +13,8 @@ smallest largest member lag.
 Why: ``Search`` lowers one member at a time, in Python. At the JMH point it stops on its
 work bound (442,000 exchanges looked at, seconds) 897 above the balanced lower bound with
 identical subscriptions, 83,222 above it with the buckets. Here every member above a level
-is handled in the same numpy round and the level falls step by step: 78 and 437 above the
-bound, in less time.
+is handled in the same numpy round and the level falls step by step: 78 and 90 above the
+bound, in a third of a second of search (``bench/jmh_point.py``: within 10x the floor).
 
 Method:
 1. Seed: longest-lag-first under the count caps, a chunk at a time: the heaviest partitions
@@ -129,7 +129,7 @@ def _shares(group: GroupSnapshot) -> list[tuple[list[str], np.ndarray]]:
 
 
 class BulkSearch:
-    """A plan dealt longest-lag-first in rounds, then lowered level by level with rounds of
+    """A plan dealt longest-lag-first in chunks, then lowered level by level with rounds of
     simultaneous swaps (see the module doc)."""
 
     def __init__(
