@@ -149,3 +149,37 @@ def test_a_hot_partitions_member_ends_with_the_lightest_others():
     floor = balanced_lower_bound_max_lag(group)
     search.run(floor)
     assert search.max_lag == floor == 10**7 + sum(sorted(lags)[:9])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_groups_keep_the_books_straight(seed):
+    """Rows, owners, slots and loads agree after the search, whatever the lags (zeros, a hot
+    partition, heavy tails), and every guarantee holds."""
+    rnd = random.Random(seed)
+    members, partitions = rnd.randint(1, 40), rnd.randint(1, 400)
+    shape = seed % 4
+    lags = [
+        [
+            rnd.randint(0, 10**6),
+            rnd.choice((0, rnd.randint(0, 99))),
+            int(rnd.lognormvariate(6, 2)),
+            rnd.randint(0, 9),
+        ][shape]
+        for _ in range(partitions)
+    ]
+    if seed % 5 == 0:
+        lags[rnd.randrange(partitions)] = 10**8
+    group = example({f"m{i}": ["t"] for i in range(members)}, {"t": lags})
+    search = lagbulk.BulkSearch(group, _ties(group))
+    seeded = search.max_lag
+    floor = balanced_lower_bound_max_lag(group)
+    search.run(floor)
+    for m, row in enumerate(search.rows.tolist()):
+        held = [i for i in row if i >= 0]
+        assert all(search.owner[i] == m and row[search.slot[i]] == i for i in held)
+        assert search.load[m] == sum(int(search.val[i]) for i in held)
+    positions = search.positions()
+    assert sorted(i for idx in positions.values() for i in idx) == list(range(partitions))
+    low, extra = divmod(partitions, members)
+    assert {len(idx) for idx in positions.values()} <= {low, low + (extra > 0)}
+    assert floor <= search.max_lag <= seeded
