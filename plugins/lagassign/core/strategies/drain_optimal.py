@@ -211,12 +211,14 @@ class DrainOptimalStrategy(Strategy):
             planned = LagOptimalStrategy(max_moves=self.max_moves, exact_budget=self.exact_budget).assign(
                 group
             )
-            return CertifiedAssignment(
-                self.name,
-                planned.members,
-                notes=planned.notes,
-                proven_optimal=getattr(planned, "proven_optimal", False),
-            )
+            proven = getattr(planned, "proven_optimal", False)
+            if planned.is_indexed(group):  # lag-optimal's partition indices, passed on unconverted
+                out = CertifiedAssignment.indexed(
+                    self.name, group, planned.positions(group), notes=planned.notes
+                )
+                out.proven_optimal = proven  # type: ignore[attr-defined]  # indexed() builds cls
+                return out
+            return CertifiedAssignment(self.name, planned.members, notes=planned.notes, proven_optimal=proven)
         counts = proportional_counts(group) if group.identical_subscriptions else None
         results = []
         for seed in self._seeds(group, counts):

@@ -84,6 +84,7 @@ import numpy as np
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
+from . import lagbulk
 from .base import CertifiedAssignment, Strategy, build
 from .exact import check_exact_budget, deal_to_owners, solve
 from .lag import _layout as _lag_layout
@@ -241,6 +242,9 @@ class LagOptimalStrategy(Strategy):
         # groups keep Kafka's balance condition whatever it says.
         slack = self.count_slack if group.identical_subscriptions else 0
         floor = balanced_lower_bound_max_lag(group, slack)
+        if lagbulk.applies(group, self.max_moves, self.count_slack, self.rack):
+            positions, max_lag = lagbulk.plan(group, ties, floor)  # very large groups: numpy rounds
+            return _certified(self.name, group, positions, [], max_lag <= floor)
         results: list[Search | Seed] = []
         fewest_moves = None
         for _, layout, worth_searching in self._seeds(group, tie, ties):
