@@ -20,7 +20,7 @@ objects: at Kafka's benchmark point a search then builds nothing per partition.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 
@@ -51,6 +51,11 @@ RESPLIT_PARTNERS = 4
 # overhead dominates there); above it numpy scores each heavy partition against the light
 # partitions nearest to the ideal difference.
 _SMALL = 160
+#: up to this many partitions of two members, an exchange numpy would score is decided in plain
+#: Python first (``_decide_python``); numpy only where the choice rests on its order of ties
+_PYTHON_DECIDES = 160
+#: loads below this compare exactly as float64, as numpy compares them
+_FLOAT_SAFE = 1 << 53
 #: from this many members a scan's order is sorted with numpy (loads must fit in int64)
 _LEXSORT_FROM = 256
 _INT64_SAFE = 1 << 62
@@ -145,6 +150,7 @@ class Search:
             mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
         }
         self._arrays: dict[str, np.ndarray] = {}
+        self._lag_lists: dict[str, list[int]] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
         self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
@@ -164,6 +170,7 @@ class Search:
         self._fits_int64 = sum(self.load.values()) < _INT64_SAFE and all(
             len(t) == 8 for t in self.tie.values()
         )
+        self._float_exact = sum(self.load.values()) < _FLOAT_SAFE
         self.count = {mid: len(h) for mid, h in self.held.items()}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
         # moved whatever we do; they count, as scoring counts them.
@@ -302,8 +309,15 @@ class Search:
         if gap <= 1 or self._apart(heavy, light):
             return None
         half = gap / 2
-        small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
-        options = (self._candidates_small if small else self._candidates_numpy)(heavy, light, gap, half)
+        n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
+        if n_heavy * (n_light + 1) <= _SMALL:
+            options = self._candidates_small(heavy, light, gap, half)
+        else:
+            if n_heavy + n_light <= _PYTHON_DECIDES and self._float_exact:
+                decided, choice = self._decide_python(heavy, light, gap, half)
+                if decided:
+                    return choice
+            options = self._candidates_numpy(heavy, light, gap, half)
         options.sort(key=_DIST_KIND)
         best, best_key = None, None
         for dist, _, p, q in options:
@@ -313,6 +327,92 @@ class Search:
             if cost is not None and (best_key is None or (dist, cost) < best_key):
                 best_key, best = (dist, cost), (p, q)
         return best
+
+    def _lag_list(self, mid: str) -> list[int]:
+        lst = self._lag_lists.get(mid)
+        if lst is None:
+            lst = self._lag_lists[mid] = list(map(_LAG, self.held[mid]))
+        return lst
+
+    def _decide_python(
+        self, heavy: str, light: str, gap: int, half: float
+    ) -> tuple[bool, tuple[Held, Held | None] | None]:
+        """``_candidates_numpy`` and ``_best_exchange``'s choice among them, in plain Python:
+        (True, the choice) or, where the choice would rest on the order numpy's argpartition
+        gives equal distances, (False, None) and numpy decides.
+
+        The same candidates: the hand-overs with lag in (0, gap), of which numpy keeps the 4
+        nearest ``half``, and for each heavy partition the light ones just below and just
+        above ``lag - half`` (a pair twice where both are the same), of which it keeps the 12
+        nearest. Which of several equally near ones it keeps at the cut, and in what order it
+        lists equally near ones, is numpy's: both only matter where the choice is made at the
+        cut's distance, or between two exchanges of one kind equal in distance and moves.
+        """
+        h_list, l_list = self.held[heavy], self.held[light]
+        h_lags, l_lags = self._lag_list(heavy), self._lag_list(light)
+        # (distance, kind, heavy position, light position); the cut's distance where numpy's
+        # choice of which equal ones to keep is unknown
+        entries: list[tuple[float, int, int, int]] = []
+        cuts: list[float] = []
+        if self._may_hand_over(heavy, light):
+            inside = range(bisect_left(h_lags, 1), bisect_left(h_lags, gap))  # lags in (0, gap)
+            hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
+            if len(hands) > 4:
+                hands.sort()
+                cut = hands[3][0]
+                if hands[4][0] == cut:
+                    cuts.append(cut)
+                hands = [e for e in hands if e[0] <= cut]
+            entries += hands
+        if l_lags:
+            last = len(l_lags) - 1
+            smallest = l_lags[0]
+            swaps = []
+            # only lags in (smallest, largest + gap) have a light partition below them in the gap
+            for i in range(bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)):
+                lg = h_lags[i]
+                above = bisect_left(l_lags, lg - half)
+                below = above - 1 if above else 0
+                if above > last:
+                    above = last
+                d = lg - l_lags[below]
+                if 0 < d < gap:
+                    swaps.append((abs(d - half), 1, i, below))
+                d = lg - l_lags[above]
+                if 0 < d < gap:
+                    swaps.append((abs(d - half), 1, i, above))
+            if len(swaps) > 12:
+                swaps.sort()
+                cut = swaps[11][0]
+                if swaps[12][0] == cut:
+                    cuts.append(cut)
+                swaps = [e for e in swaps if e[0] <= cut]
+            entries += swaps
+        if not entries:
+            return True, None
+        entries.sort()
+        best: tuple[Held, Held | None] | None = None
+        best_key: tuple[float, int] | None = None
+        best_kind, tied = 0, False
+        allowed = self._allowed
+        for dist, kind, i, j in entries:
+            if best_key is not None and dist > best_key[0]:
+                break
+            p = h_list[i]
+            q = None if kind == 0 else l_list[j]
+            cost = allowed(heavy, light, p, q)
+            if cost is None:
+                continue
+            key = (dist, cost)
+            if best_key is None or key < best_key:
+                best_key, best, best_kind, tied = key, (p, q), kind, False
+            elif key == best_key and kind == best_kind and (p, q) != best:
+                tied = True
+        if best_key is None:
+            return True, None  # none of numpy's candidates is allowed either
+        if tied or best_key[0] in cuts:
+            return False, None
+        return True, best
 
     def _apart(self, heavy: str, light: str) -> bool:
         """Whether no exchange can be allowed because ``light`` subscribes to none of the
@@ -411,6 +511,7 @@ class Search:
         """Members whose partitions changed: their cached arrays and sort keys are stale."""
         for m in members:
             self._arrays.pop(m, None)
+            self._lag_lists.pop(m, None)
         self._dirty.update(members)
 
     def _heaviest(self) -> str:
@@ -626,28 +727,34 @@ class Search:
         """Send displaced partitions back home where max lag and spread do not grow."""
         if not self.before:
             return  # nothing was owned: nothing to send home
-        lo, hi = min(self.load.values()), max(self.load.values())
+        load, held = self.load, self.held
+        lo, hi = min(load.values()), max(load.values())
         before = self.before
-        for mid in sorted(self.held):
-            # the member's displaced partitions, as its list reads when the loop gets here
-            for p in [p for p in self.held[mid] if before.get(p[1], mid) != mid]:
+        for mid in sorted(held):
+            # the member's displaced partitions, as its list reads when the loop gets here; of
+            # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
+            for p in [p for p in held[mid] if before.get(p[1], mid) != mid]:
+                lag = p[0]
                 home = before[p[1]]
-                if p not in self.held[mid]:
-                    continue
-                fits = lo <= self.load[mid] - p[0] and self.load[home] + p[0] <= hi
-                if fits and self._may_hand_over(mid, home) and self._allowed(mid, home, p, None) is not None:
+                gives, gets = lag + load[home], lag - load[mid]
+                if (
+                    lo <= -gets
+                    and gives <= hi
+                    and self._may_hand_over(mid, home)
+                    and self._allowed(mid, home, p, None) is not None
+                ):
                     self._apply(mid, home, p, None)
                     continue
                 # A swap: q from home to mid keeping both loads within [lo, hi].
-                low_q = max(p[0] + self.load[home] - hi, lo - self.load[mid] + p[0])
-                high_q = min(p[0] + self.load[home] - lo, hi - self.load[mid] + p[0])
+                low_q = max(gives - hi, lo + gets)
+                high_q = min(gives - lo, hi + gets)
                 if low_q > high_q:
                     continue
-                home_list = self.held[home]
+                home_list = held[home]
                 k = bisect_left(home_list, (low_q,))
                 while k < len(home_list) and home_list[k][0] <= high_q:
                     q = home_list[k]
-                    cost = None if self.before.get(q[1]) == home else self._allowed(mid, home, p, q)
+                    cost = None if before.get(q[1]) == home else self._allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
                         self._apply(mid, home, p, q)
                         break
