@@ -51,6 +51,8 @@ RESPLIT_PARTNERS = 4
 # overhead dominates there); above it numpy scores each heavy partition against the light
 # partitions nearest to the ideal difference.
 _SMALL = 160
+#: up to this many members, the lightest and heaviest are read off one sorted list
+_RANKED = 64
 #: up to this many partitions of two members, an exchange numpy would score is decided in plain
 #: Python first (``_decide_python``); numpy only where the choice rests on its order of ties
 _PYTHON_DECIDES = 160
@@ -179,8 +181,15 @@ class Search:
         # current while its load equals the member's load (entries are pushed on every change).
         self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
         self._heavy = [(-load, self.tie[m], m) for m, load in self.load.items()]
-        heapq.heapify(self._light)
-        heapq.heapify(self._heavy)
+        # Up to _RANKED members, one sorted list of (load, tie, member) instead of both heaps:
+        # the same order, kept by replacing a member's one entry on every change.
+        self._ranked: list[tuple[int, bytes, str]] | None = None
+        if len(self._light) <= _RANKED:
+            self._ranked = sorted(self._light)
+            self._entry = {e[2]: e for e in self._ranked}
+        else:
+            heapq.heapify(self._light)
+            heapq.heapify(self._heavy)
         self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
         floor, extra = divmod(sum(self.count.values()), len(self.count))
         self.count_range = (floor - count_slack, floor + (extra > 0) + count_slack)
@@ -252,19 +261,21 @@ class Search:
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
         """Every hand-over and swap between two members with few partitions, in plain Python."""
         h_list, l_list = self.held[heavy], self.held[light]
+        h_lags = self._lag_list(heavy)
         out: list[Candidate] = []
         if self._may_hand_over(heavy, light):
-            out += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+            # the heavy partitions with lag in (0, gap), in its order
+            hands = h_list[bisect_right(h_lags, 0) : bisect_left(h_lags, gap)]
+            out += [(abs(p[0] - half), 0, p, None) for p in hands]
         if not l_list:
             return out
-        smallest = l_list[0][0]
-        for p in h_list:
+        l_lags = self._lag_list(light)
+        # only heavy lags in (smallest, largest + gap) have a light one below them in the gap
+        for p in h_list[bisect_right(h_lags, l_lags[0]) : bisect_left(h_lags, l_lags[-1] + gap)]:
             lg = p[0]
-            if lg <= smallest:
-                continue
             # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
             # slice of the sorted list, in its order
-            for q in l_list[bisect_left(l_list, (lg - gap + 1,)) : bisect_left(l_list, (lg,))]:
+            for q in l_list[bisect_left(l_lags, lg - gap + 1) : bisect_left(l_lags, lg)]:
                 out.append((abs(lg - q[0] - half), 1, p, q))
         return out
 
@@ -355,7 +366,7 @@ class Search:
         entries: list[tuple[float, int, int, int]] = []
         cuts: list[float] = []
         if self._may_hand_over(heavy, light):
-            inside = range(bisect_left(h_lags, 1), bisect_left(h_lags, gap))  # lags in (0, gap)
+            inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
             hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
             if len(hands) > 4:
                 hands.sort()
@@ -446,9 +457,16 @@ class Search:
 
     def _pushed(self, *members: str) -> None:
         """Members whose loads changed: new heap entries, and the load array if made."""
+        ranked = self._ranked
         for m in members:
-            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
-            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+            if ranked is not None:
+                old = self._entry[m]
+                del ranked[bisect_left(ranked, old)]
+                new = self._entry[m] = (self.load[m], old[1], m)
+                insort(ranked, new)
+            else:
+                heapq.heappush(self._light, (self.load[m], self.tie[m], m))
+                heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
             if self._loads_now is not None:
                 self._loads_now[self._position[m]] = self.load[m]
 
@@ -456,6 +474,8 @@ class Search:
 
     def _lightest(self, k: int) -> list[str]:
         """The k lightest members (fewer if there are fewer), lightest first."""
+        if self._ranked is not None:
+            return [e[2] for e in self._ranked[:k]]
         out: list[tuple] = []
         heap = self._light
         while heap and len(out) < k:
@@ -515,6 +535,9 @@ class Search:
         self._dirty.update(members)
 
     def _heaviest(self) -> str:
+        ranked = self._ranked
+        if ranked is not None:  # the first of the largest load: the smallest tie among them
+            return ranked[bisect_left(ranked, (ranked[-1][0],))][2]
         heap = self._heavy
         while -heap[0][0] != self.load[heap[0][2]]:
             heapq.heappop(heap)
