@@ -88,3 +88,25 @@ def test_python_decides_most_exchanges_of_a_search():
                 if gap > 1 and _numpy_scores(search, heavy, light):
                     counts[search._decide_python(heavy, light, gap, gap / 2)[0]] += 1
     assert counts[True] > 3 * counts[False]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_resplits_scored_with_numpy_as_in_python(seed):
+    """A re-split's subset sums scored at once with numpy: the split the pairwise scan picks."""
+    rng = random.Random(300 + seed)
+    members = rng.randint(2, 3)
+    group = _group(rng, members, members * rng.randint(5, 10), rng.choice([3, 10, 100, 10**6]), seed % 2 == 0)
+    search = Search(group, _layout(rng, group), None, {m: m.encode() for m in group.member_ids})
+    if seed % 3 == 0:
+        search.max_moves = search.moves + rng.randint(0, 4)
+    for heavy in group.member_ids:
+        for light in group.member_ids:
+            if heavy == light:
+                continue
+            pool = search.held[heavy] + search.held[light]
+            total = search.load[heavy] + search.load[light]
+            sizes = [len(search.held[heavy]), len(search.held[heavy]) - 1, len(search.held[heavy]) + 1]
+            for k in (1, 2, 3):
+                assert search._resplit_numpy(heavy, light, pool, sizes[:k], total) == search._resplit_python(
+                    heavy, light, pool, sizes[:k], total
+                )

@@ -46,6 +46,8 @@ WORK_PER_ITEM = 4
 # allow (meet in the middle: 2^(k/2) subsets per half), for pools of at most this many.
 RESPLIT_MAX_ITEMS = 20
 RESPLIT_PARTNERS = 4
+#: from this many partitions in the pool, the subset sums are scored with numpy
+_RESPLIT_NUMPY_FROM = 10
 
 # Below this many candidate pairs an exchange is searched in plain Python (numpy's per-call
 # overhead dominates there); above it numpy scores each heavy partition against the light
@@ -106,6 +108,18 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     for lst in out.values():
         lst.sort()
     return out
+
+
+def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_subsets`` as arrays: size, sum of lags and bit mask of every subset, sorted by size,
+    then sum, then mask."""
+    n = len(lags)
+    masks = np.arange(1 << n, dtype=np.int64)
+    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    sums = bits @ np.array(lags, dtype=np.int64)
+    sizes = bits.sum(axis=1)
+    order = np.lexsort((masks, sums, sizes))
+    return sizes[order], sums[order], masks[order]
 
 
 class _Picked(Sequence[str]):
@@ -194,6 +208,11 @@ class Search:
         floor, extra = divmod(sum(self.count.values()), len(self.count))
         self.count_range = (floor - count_slack, floor + (extra > 0) + count_slack)
         self._subscribers = group.subscribers
+        # every member may receive every partition (``_may_receive`` always true): one
+        # subscription for all, partitions only of its topics, counts that may move
+        self._receives_all = (
+            self.flexible and self._held_subscribed and len({self.topics[m] for m in self.held}) == 1
+        )
         self._min_count: dict[str, int] | None = None
         self._scans = 0
         self._order: Sequence[str] = []
@@ -240,11 +259,20 @@ class Search:
 
     def _allowed(self, heavy: str, light: str, p: Held, q: Held | None) -> int | None:
         """Move cost of an exchange, or None if subscriptions, counts or max_moves forbid it."""
-        if not self._may_receive(light, p[1]) or (q is not None and not self._may_receive(heavy, q[1])):
+        if not self._receives_all and (
+            not self._may_receive(light, p[1]) or (q is not None and not self._may_receive(heavy, q[1]))
+        ):
             return None
-        cost = self._move_cost(p[1], heavy, light)
-        if q is not None:
-            cost += self._move_cost(q[1], light, heavy)
+        cost = 0
+        before = self.before
+        if before:  # _move_cost, inline: this runs for every candidate looked at
+            ob = before.get(p[1])
+            if ob is not None:
+                cost = (light != ob) - (heavy != ob)
+            if q is not None:
+                ob = before.get(q[1])
+                if ob is not None:
+                    cost += (heavy != ob) - (light != ob)
         if self.max_moves is not None and self.moves + cost > self.max_moves:
             return None
         return cost
@@ -687,9 +715,24 @@ class Search:
         if self._may_hand_over(light, heavy):
             sizes.append(sizes[0] + 1)
         half = len(pool) // 2
-        left, right = _subsets(pool[:half]), _subsets(pool[half:])
         # Counted as work like the exchanges: one per 16 subset sums looked at.
-        self.attempts += 1 + (len(sizes) * sum(map(len, left.values())) + sum(map(len, right.values()))) // 16
+        self.attempts += 1 + (len(sizes) * (1 << half) + (1 << (len(pool) - half))) // 16
+        if len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
+            best_mask = self._resplit_numpy(heavy, light, pool, sizes, total)
+        else:
+            best_mask = self._resplit_python(heavy, light, pool, sizes, total)
+        if best_mask is None:
+            return None
+        return [p for i, p in enumerate(pool) if best_mask >> i & 1]
+
+    def _resplit_python(
+        self, heavy: str, light: str, pool: list[Held], sizes: list[int], total: int
+    ) -> int | None:
+        """``_best_resplit``'s meet in the middle: for each count ``heavy`` may end with, each
+        subset of the first half against the two of the second half whose sums bring the
+        total nearest to half the pool's; the first of the lowest allowed (mask of the pool)."""
+        half = len(pool) // 2
+        left, right = _subsets(pool[:half]), _subsets(pool[half:])
         best_worst, best_mask = self.load[heavy], None
         target = total / 2
         for size in sizes:
@@ -707,9 +750,50 @@ class Search:
                             mask = mask_a | (mask_b << half)
                             if self._resplit_allowed(heavy, light, pool, mask):
                                 best_worst, best_mask = worst, mask
-        if best_mask is None:
+        return best_mask
+
+    def _resplit_numpy(
+        self, heavy: str, light: str, pool: list[Held], sizes: list[int], total: int
+    ) -> int | None:
+        """``_resplit_python``'s answer with every subset sum at once: the pairs it looks at,
+        in its order; of those below ``heavy``'s load, the lowest, first in that order, that
+        is allowed. Sums must stay below 2**53 (the halves' targets are then exact)."""
+        half = len(pool) // 2
+        l_size, l_sum, l_mask = _subset_table([p[0] for p in pool[:half]])
+        r_size, r_sum, r_mask = _subset_table([p[0] for p in pool[half:]])
+        n_right = len(pool) - half
+        span = total + 3
+        r_keys = r_size * span + r_sum + 1  # ascending: by size, then sum
+        start = np.searchsorted(r_size, np.arange(n_right + 2))
+        # bisect_left(sums, total / 2 - sa) over integer sums: the same as for its ceiling
+        x = np.clip((total + 1) // 2 - l_sum, -1, total + 1) + 1
+        n_left = len(l_size)
+        picks, orders = [], []
+        for si, size in enumerate(sizes):
+            b = size - l_size
+            rows = np.flatnonzero((b >= 0) & (b <= n_right))
+            b = b[rows]
+            first, length = start[b], start[b + 1] - start[b]
+            k = np.searchsorted(r_keys, b * span + x[rows]) - first
+            lower = first + np.maximum(k - 1, 0)  # the slice [k - 1 or 0 : k + 1]
+            has_upper = (k > 0) & (k < length)
+            base = (si * n_left + rows) * 2
+            picks += [rows, lower, rows[has_upper], (first + k)[has_upper]]
+            orders += [base, base[has_upper] + 1]
+        left_rows = np.concatenate(picks[0::2])
+        right_rows = np.concatenate(picks[1::2])
+        order = np.concatenate(orders)
+        sums = l_sum[left_rows] + r_sum[right_rows]
+        worst = np.maximum(sums, total - sums)
+        below = np.flatnonzero(worst < self.load[heavy])
+        if not len(below):
             return None
-        return [p for i, p in enumerate(pool) if best_mask >> i & 1]
+        below = below[np.lexsort((order[below], worst[below]))]
+        masks = (l_mask[left_rows[below]] | (r_mask[right_rows[below]] << half)).tolist()
+        for mask in masks:
+            if self._resplit_allowed(heavy, light, pool, mask):
+                return mask
+        return None
 
     def _resplit_allowed(self, heavy: str, light: str, pool: list[Held], mask: int) -> bool:
         n_heavy = len(self.held[heavy])
