@@ -408,12 +408,16 @@ class Search:
             smallest = l_lags[0]
             swaps = []
             # only lags in (smallest, largest + gap) have a light partition below them in the gap
-            for i in range(bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)):
+            first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
+            # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag
+            at = bisect_left(l_lags, h_lags[first] - half) if first < stop else 0
+            for i in range(first, stop):
                 lg = h_lags[i]
-                above = bisect_left(l_lags, lg - half)
-                below = above - 1 if above else 0
-                if above > last:
-                    above = last
+                t = lg - half
+                while at <= last and l_lags[at] < t:
+                    at += 1
+                below = at - 1 if at else 0
+                above = at if at <= last else last
                 d = lg - l_lags[below]
                 if 0 < d < gap:
                     swaps.append((abs(d - half), 1, i, below))
@@ -571,12 +575,15 @@ class Search:
             heapq.heappop(heap)
         return heap[0][2]
 
-    def _improve_member(self, heavy: str, partners: int | None) -> bool:
+    def _improve_member(self, heavy: str, partners: int | None, stuck: set[str] | None = None) -> bool:
         """One exchange lowering ``heavy`` with the lightest member that allows one.
 
         With ``partners`` None every lighter member is tried, those holding the smallest
         partitions first: a member stuck with one huge partition can only trade its small
         ones for smaller ones, wherever they are.
+
+        ``stuck``: the partners found without an exchange are added to it; a full scan that
+        follows with nothing changed in between counts those as looked at, without a look.
         """
         order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
         if isinstance(order, _Picked):
@@ -588,10 +595,15 @@ class Search:
                 if partners is None:
                     continue
                 return False
+            if stuck is not None and partners is None and light in stuck:
+                self.attempts += 1  # as _best_exchange counts it
+                continue
             exchange = self._best_exchange(heavy, light)
             if exchange is not None:
                 self._apply(heavy, light, *exchange)
                 return True
+            if stuck is not None:
+                stuck.add(light)
         return False
 
     def _scan_picked(self, heavy: str, order: _Picked) -> bool:
@@ -677,7 +689,8 @@ class Search:
                 return
             # The lightest few first; all of them only to prove the heaviest is stuck; then
             # deal two members' partitions out afresh (a swap of several for several).
-            improved = self._improve_member(heavy, 4) or self._improve_member(heavy, None)
+            stuck: set[str] = set()
+            improved = self._improve_member(heavy, 4, stuck) or self._improve_member(heavy, None, stuck)
             if not (improved or self._resplit_member(heavy)):
                 return
 
@@ -837,10 +850,13 @@ class Search:
         load, held = self.load, self.held
         lo, hi = min(load.values()), max(load.values())
         before = self.before
+        # Per member, its partitions that are not at home there (displaced, or owned by nobody),
+        # by lag: the only ones a member can give back in a swap; kept up to date below.
+        away = {m: [q for q in h if before.get(q[1]) != m] for m, h in held.items()}
         for mid in sorted(held):
             # the member's displaced partitions, as its list reads when the loop gets here; of
             # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
-            for p in [p for p in held[mid] if before.get(p[1], mid) != mid]:
+            for p in [p for p in away[mid] if p[1] in before]:
                 lag = p[0]
                 home = before[p[1]]
                 gives, gets = lag + load[home], lag - load[mid]
@@ -851,19 +867,25 @@ class Search:
                     and self._allowed(mid, home, p, None) is not None
                 ):
                     self._apply(mid, home, p, None)
+                    away[mid].remove(p)
                     continue
-                # A swap: q from home to mid keeping both loads within [lo, hi].
+                # A swap: q from home to mid keeping both loads within [lo, hi]; a q at home
+                # there would move, not come back: only those away from home are looked at.
                 low_q = max(gives - hi, lo + gets)
                 high_q = min(gives - lo, hi + gets)
                 if low_q > high_q:
                     continue
-                home_list = held[home]
-                k = bisect_left(home_list, (low_q,))
-                while k < len(home_list) and home_list[k][0] <= high_q:
-                    q = home_list[k]
-                    cost = None if before.get(q[1]) == home else self._allowed(mid, home, p, q)
+                home_away = away[home]
+                k = bisect_left(home_away, (low_q,))
+                while k < len(home_away) and home_away[k][0] <= high_q:
+                    q = home_away[k]
+                    cost = self._allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
                         self._apply(mid, home, p, q)
+                        away[mid].remove(p)
+                        del home_away[k]
+                        if before.get(q[1]) != mid:
+                            insort(away[mid], q)
                         break
                     k += 1
 
