@@ -169,15 +169,18 @@ class Search:
         self._lag_lists: dict[str, list[int]] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
-        self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
+        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
         topic = self.topic
         self._held_subscribed = all(
-            self.topics[m].issuperset({topic[i] for _, i in h}) for m, h in self.held.items()
+            self.topics[m].issuperset(map(topic.__getitem__, idx)) for m, idx in layout.items()
         )
         self._apart_cache: dict[tuple[int, int], bool] = {}
+        # one subscription for all (not empty): no two members are ever apart
+        subscriptions = {self.topics[m] for m in self.held}
+        self._may_be_apart = not (len(subscriptions) == 1 and all(subscriptions))
         self._position = {m: i for i, m in enumerate(self._members)}
         # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
         # never exceed their constant total, and 8-byte ties order like unsigned integers
@@ -190,7 +193,7 @@ class Search:
         self.count = {mid: len(h) for mid, h in self.held.items()}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
         # moved whatever we do; they count, as scoring counts them.
-        self.moves = _moves(group, self.before, self.held)
+        self.moves = _moves(group, self.before, layout)
         # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
         # current while its load equals the member's load (entries are pushed on every change).
         self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
@@ -299,11 +302,21 @@ class Search:
             return out
         l_lags = self._lag_list(light)
         # only heavy lags in (smallest, largest + gap) have a light one below them in the gap
-        for p in h_list[bisect_right(h_lags, l_lags[0]) : bisect_left(h_lags, l_lags[-1] + gap)]:
-            lg = p[0]
+        first, stop = bisect_right(h_lags, l_lags[0]), bisect_left(h_lags, l_lags[-1] + gap)
+        if first >= stop:
+            return out
+        n_light = len(l_lags)
+        below = bisect_left(l_lags, h_lags[first])  # first light lag not below the heavy one
+        for i in range(first, stop):
+            lg = h_lags[i]
+            while below < n_light and l_lags[below] < lg:
+                below += 1
+            if lg - l_lags[below - 1] >= gap:
+                continue  # even the nearest light lag below is a gap or more away
             # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
             # slice of the sorted list, in its order
-            for q in l_list[bisect_left(l_lags, lg - gap + 1) : bisect_left(l_lags, lg)]:
+            p = h_list[i]
+            for q in l_list[bisect_left(l_lags, lg - gap + 1, 0, below) : below]:
                 out.append((abs(lg - q[0] - half), 1, p, q))
         return out
 
@@ -345,7 +358,7 @@ class Search:
         """
         gap = self.load[heavy] - self.load[light]
         self.attempts += 1
-        if gap <= 1 or self._apart(heavy, light):
+        if gap <= 1 or (self._may_be_apart and self._apart(heavy, light)):
             return None
         half = gap / 2
         n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
@@ -357,7 +370,10 @@ class Search:
                 if decided:
                     return choice
             options = self._candidates_numpy(heavy, light, gap, half)
-        options.sort(key=_DIST_KIND)
+        if not options:
+            return None
+        if len(options) > 1:
+            options.sort(key=_DIST_KIND)
         best, best_key = None, None
         for dist, _, p, q in options:
             if best_key is not None and dist > best_key[0]:
@@ -918,12 +934,7 @@ class Seed:
         self._layout = layout
         lags = group.lags
         self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
-        before = _owners(group)
-        if group.owned_count:
-            kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
-            self.moves = group.owned_count - kept
-        else:
-            self.moves = 0
+        self.moves = _moves(group, _owners(group), layout)
 
     @property
     def max_lag(self) -> int:
@@ -954,12 +965,13 @@ def _owners(group: GroupSnapshot) -> dict[int, str]:
     return group.memo["lagsearch:owners"]
 
 
-def _moves(group: GroupSnapshot, before: dict[int, str], held: dict[str, list[Held]]) -> int:
+def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
     """Owned partitions that end with another owner, or with none (also those the group does
     not list, or whose topic nobody subscribes to any more)."""
     if not group.owned_count:
         return 0
-    kept = sum(1 for mid, h in held.items() for _, i in h if before.get(i) == mid)
+    get = before.get
+    kept = sum(list(map(get, idx)).count(mid) for mid, idx in layout.items())
     return group.owned_count - kept
 
 
