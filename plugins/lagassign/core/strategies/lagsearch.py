@@ -213,9 +213,7 @@ class Search:
         self._subscribers = group.subscribers
         # every member may receive every partition (``_may_receive`` always true): one
         # subscription for all, partitions only of its topics, counts that may move
-        self._receives_all = (
-            self.flexible and self._held_subscribed and len({self.topics[m] for m in self.held}) == 1
-        )
+        self._receives_all = self.flexible and self._held_subscribed and len(subscriptions) == 1
         self._min_count: dict[str, int] | None = None
         self._scans = 0
         self._order: Sequence[str] = []
