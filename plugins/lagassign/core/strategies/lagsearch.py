@@ -484,26 +484,44 @@ class Search:
 
     def _apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
         """Hand p from giver to taker and, for a swap, q back."""
-        self.moves += self._move_cost(p[1], giver, taker)
-        self.held[giver].remove(p)
-        insort(self.held[taker], p)
-        self.load[giver] -= p[0]
-        self.load[taker] += p[0]
-        self._touched(giver, taker)
+        before, load = self.before, self.load
+        held_giver, held_taker = self.held[giver], self.held[taker]
+        moves = self.moves
+        lag, tp = p
+        owner = before.get(tp) if before else None
+        if owner is not None:  # _move_cost, inline
+            moves += (taker != owner) - (giver != owner)
+        held_giver.remove(p)
+        insort(held_taker, p)
+        load[giver] -= lag
+        load[taker] += lag
         if q is None:
             self.count[giver] -= 1
             self.count[taker] += 1
         else:
-            self.moves += self._move_cost(q[1], taker, giver)
-            self.held[taker].remove(q)
-            insort(self.held[giver], q)
-            self.load[taker] -= q[0]
-            self.load[giver] += q[0]
+            lag, tp = q
+            owner = before.get(tp) if before else None
+            if owner is not None:
+                moves += (giver != owner) - (taker != owner)
+            held_taker.remove(q)
+            insort(held_giver, q)
+            load[taker] -= lag
+            load[giver] += lag
+        self.moves = moves
+        self._touched(giver, taker)
         self._pushed(giver, taker)
 
     def _pushed(self, *members: str) -> None:
         """Members whose loads changed: new heap entries, and the load array if made."""
         ranked = self._ranked
+        if ranked is not None and self._loads_now is None:  # the common case, in short
+            entry, load = self._entry, self.load
+            for m in members:
+                old = entry[m]
+                del ranked[bisect_left(ranked, old)]
+                new = entry[m] = (load[m], old[1], m)
+                insort(ranked, new)
+            return
         for m in members:
             if ranked is not None:
                 old = self._entry[m]
@@ -578,7 +596,8 @@ class Search:
         for m in members:
             self._arrays.pop(m, None)
             self._lag_lists.pop(m, None)
-        self._dirty.update(members)
+        if self._scan_keys is not None:  # before they are made, nothing is stale
+            self._dirty.update(members)
 
     def _heaviest(self) -> str:
         ranked = self._ranked
@@ -873,9 +892,9 @@ class Search:
             for p in [p for p in away[mid] if p[1] in before]:
                 lag = p[0]
                 home = before[p[1]]
-                gives, gets = lag + load[home], lag - load[mid]
+                gives, keeps = lag + load[home], load[mid] - lag
                 if (
-                    lo <= -gets
+                    lo <= keeps
                     and gives <= hi
                     and self._may_hand_over(mid, home)
                     and self._allowed(mid, home, p, None) is not None
@@ -885,11 +904,16 @@ class Search:
                     continue
                 # A swap: q from home to mid keeping both loads within [lo, hi]; a q at home
                 # there would move, not come back: only those away from home are looked at.
-                low_q = max(gives - hi, lo + gets)
-                high_q = min(gives - lo, hi + gets)
+                home_away = away[home]
+                if not home_away:
+                    continue
+                low_q, high_q = gives - hi, gives - lo
+                if lo - keeps > low_q:
+                    low_q = lo - keeps
+                if hi - keeps < high_q:
+                    high_q = hi - keeps
                 if low_q > high_q:
                     continue
-                home_away = away[home]
                 k = bisect_left(home_away, (low_q,))
                 while k < len(home_away) and home_away[k][0] <= high_q:
                     q = home_away[k]
