@@ -196,15 +196,17 @@ class Search:
         self.moves = _moves(group, self.before, layout)
         # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
         # current while its load equals the member's load (entries are pushed on every change).
-        self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
-        self._heavy = [(-load, self.tie[m], m) for m, load in self.load.items()]
+        tie = self.tie
+        self._light = [(load, tie[m], m) for m, load in self.load.items()]
         # Up to _RANKED members, one sorted list of (load, tie, member) instead of both heaps:
         # the same order, kept by replacing a member's one entry on every change.
         self._ranked: list[tuple[int, bytes, str]] | None = None
         if len(self._light) <= _RANKED:
             self._ranked = sorted(self._light)
             self._entry = {e[2]: e for e in self._ranked}
+            self._light, self._heavy = [], []
         else:
+            self._heavy = [(-load, tie[m], m) for m, load in self.load.items()]
             heapq.heapify(self._light)
             heapq.heapify(self._heavy)
         self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
