@@ -114,28 +114,27 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
     n = len(group.members)
     index = group.assignable_index
     floor, ceil_slots = divmod(len(index), n)
-    heap = [(0, ties[mid], mid) for mid in group.member_ids]
-    heapq.heapify(heap)
     layout: IndexLayout = {mid: [] for mid in group.member_ids}
+    # (load, tie, id, the member's list): ids are unique, so the lists are never compared,
+    # and a member's count is its list's length
+    heap = [(0, ties[mid], mid, layout[mid]) for mid in group.member_ids]
+    heapq.heapify(heap)
     arr = group.lag_array
     if arr.dtype != object:
         ordered = np.asarray(index)[np.argsort(-arr[index], kind="stable")].tolist()
     else:
         ordered = sorted(index, key=lambda i: -lags[i])  # stable: equal lags by index
-    count = dict.fromkeys(layout, 0)
+    heappop, heapreplace = heapq.heappop, heapq.heapreplace
     for i in ordered:
-        while True:
-            load, t, mid = heap[0]
-            held = count[mid]
-            if held < floor or (held == floor and ceil_slots > 0):
-                break
-            heapq.heappop(heap)  # full: dropped from the heap for good
-        if held == floor:
+        load, t, mid, held = heap[0]
+        while len(held) > floor or (len(held) == floor and not ceil_slots):
+            heappop(heap)  # full: dropped from the heap for good
+            load, t, mid, held = heap[0]
+        if len(held) == floor:
             ceil_slots -= 1
-        count[mid] = held + 1
-        layout[mid].append(i)
+        held.append(i)
         # one entry per member, ties unique: replacing the head pops the same order as pop + push
-        heapq.heapreplace(heap, (load + lags[i], t, mid))
+        heapreplace(heap, (load + lags[i], t, mid, held))
     return layout
 
 

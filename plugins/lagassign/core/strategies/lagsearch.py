@@ -20,7 +20,7 @@ objects: at Kafka's benchmark point a search then builds nothing per partition.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 
@@ -46,11 +46,20 @@ WORK_PER_ITEM = 4
 # allow (meet in the middle: 2^(k/2) subsets per half), for pools of at most this many.
 RESPLIT_MAX_ITEMS = 20
 RESPLIT_PARTNERS = 4
+#: from this many partitions in the pool, the subset sums are scored with numpy
+_RESPLIT_NUMPY_FROM = 10
 
 # Below this many candidate pairs an exchange is searched in plain Python (numpy's per-call
 # overhead dominates there); above it numpy scores each heavy partition against the light
 # partitions nearest to the ideal difference.
 _SMALL = 160
+#: up to this many members, the lightest and heaviest are read off one sorted list
+_RANKED = 64
+#: up to this many partitions of two members, an exchange numpy would score is decided in plain
+#: Python first (``_decide_python``); numpy only where the choice rests on its order of ties
+_PYTHON_DECIDES = 160
+#: loads below this compare exactly as float64, as numpy compares them
+_FLOAT_SAFE = 1 << 53
 #: from this many members a scan's order is sorted with numpy (loads must fit in int64)
 _LEXSORT_FROM = 256
 _INT64_SAFE = 1 << 62
@@ -101,6 +110,18 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
+def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_subsets`` as arrays: size, sum of lags and bit mask of every subset, sorted by size,
+    then sum, then mask."""
+    n = len(lags)
+    masks = np.arange(1 << n, dtype=np.int64)
+    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    sums = bits @ np.array(lags, dtype=np.int64)
+    sizes = bits.sum(axis=1)
+    order = np.lexsort((masks, sums, sizes))
+    return sizes[order], sums[order], masks[order]
+
+
 class _Picked(Sequence[str]):
     """Members in a given order of their indices, looked up only as far as a scan reads."""
 
@@ -145,17 +166,21 @@ class Search:
             mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
         }
         self._arrays: dict[str, np.ndarray] = {}
+        self._lag_lists: dict[str, list[int]] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
-        self.load = {mid: sum(lg for lg, _ in h) for mid, h in self.held.items()}
+        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
         topic = self.topic
         self._held_subscribed = all(
-            self.topics[m].issuperset({topic[i] for _, i in h}) for m, h in self.held.items()
+            self.topics[m].issuperset(map(topic.__getitem__, idx)) for m, idx in layout.items()
         )
         self._apart_cache: dict[tuple[int, int], bool] = {}
+        # one subscription for all (not empty): no two members are ever apart
+        subscriptions = {self.topics[m] for m in self.held}
+        self._may_be_apart = not (len(subscriptions) == 1 and all(subscriptions))
         self._position = {m: i for i, m in enumerate(self._members)}
         # numpy sort keys of a full scan (tie, load, smallest lag), made on first use; loads
         # never exceed their constant total, and 8-byte ties order like unsigned integers
@@ -164,20 +189,33 @@ class Search:
         self._fits_int64 = sum(self.load.values()) < _INT64_SAFE and all(
             len(t) == 8 for t in self.tie.values()
         )
+        self._float_exact = sum(self.load.values()) < _FLOAT_SAFE
         self.count = {mid: len(h) for mid, h in self.held.items()}
         # Owned partitions nobody may hold any more (their topic lost its subscribers) have
         # moved whatever we do; they count, as scoring counts them.
-        self.moves = _moves(group, self.before, self.held)
+        self.moves = _moves(group, self.before, layout)
         # Lazy heaps of (load, tie, member), lightest first and heaviest first; an entry is
         # current while its load equals the member's load (entries are pushed on every change).
-        self._light = [(load, self.tie[m], m) for m, load in self.load.items()]
-        self._heavy = [(-load, self.tie[m], m) for m, load in self.load.items()]
-        heapq.heapify(self._light)
-        heapq.heapify(self._heavy)
+        tie = self.tie
+        self._light = [(load, tie[m], m) for m, load in self.load.items()]
+        # Up to _RANKED members, one sorted list of (load, tie, member) instead of both heaps:
+        # the same order, kept by replacing a member's one entry on every change.
+        self._ranked: list[tuple[int, bytes, str]] | None = None
+        if len(self._light) <= _RANKED:
+            self._ranked = sorted(self._light)
+            self._entry = {e[2]: e for e in self._ranked}
+            self._light, self._heavy = [], []
+        else:
+            self._heavy = [(-load, tie[m], m) for m, load in self.load.items()]
+            heapq.heapify(self._light)
+            heapq.heapify(self._heavy)
         self.flexible = max(self.count.values()) - min(self.count.values()) <= 1
         floor, extra = divmod(sum(self.count.values()), len(self.count))
         self.count_range = (floor - count_slack, floor + (extra > 0) + count_slack)
         self._subscribers = group.subscribers
+        # every member may receive every partition (``_may_receive`` always true): one
+        # subscription for all, partitions only of its topics, counts that may move
+        self._receives_all = self.flexible and self._held_subscribed and len(subscriptions) == 1
         self._min_count: dict[str, int] | None = None
         self._scans = 0
         self._order: Sequence[str] = []
@@ -224,11 +262,20 @@ class Search:
 
     def _allowed(self, heavy: str, light: str, p: Held, q: Held | None) -> int | None:
         """Move cost of an exchange, or None if subscriptions, counts or max_moves forbid it."""
-        if not self._may_receive(light, p[1]) or (q is not None and not self._may_receive(heavy, q[1])):
+        if not self._receives_all and (
+            not self._may_receive(light, p[1]) or (q is not None and not self._may_receive(heavy, q[1]))
+        ):
             return None
-        cost = self._move_cost(p[1], heavy, light)
-        if q is not None:
-            cost += self._move_cost(q[1], light, heavy)
+        cost = 0
+        before = self.before
+        if before:  # _move_cost, inline: this runs for every candidate looked at
+            ob = before.get(p[1])
+            if ob is not None:
+                cost = (light != ob) - (heavy != ob)
+            if q is not None:
+                ob = before.get(q[1])
+                if ob is not None:
+                    cost += (heavy != ob) - (light != ob)
         if self.max_moves is not None and self.moves + cost > self.max_moves:
             return None
         return cost
@@ -245,19 +292,31 @@ class Search:
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
         """Every hand-over and swap between two members with few partitions, in plain Python."""
         h_list, l_list = self.held[heavy], self.held[light]
+        h_lags = self._lag_list(heavy)
         out: list[Candidate] = []
         if self._may_hand_over(heavy, light):
-            out += [(abs(p[0] - half), 0, p, None) for p in h_list if 0 < p[0] < gap]
+            # the heavy partitions with lag in (0, gap), in its order
+            hands = h_list[bisect_right(h_lags, 0) : bisect_left(h_lags, gap)]
+            out += [(abs(p[0] - half), 0, p, None) for p in hands]
         if not l_list:
             return out
-        smallest = l_list[0][0]
-        for p in h_list:
-            lg = p[0]
-            if lg <= smallest:
-                continue
+        l_lags = self._lag_list(light)
+        # only heavy lags in (smallest, largest + gap) have a light one below them in the gap
+        first, stop = bisect_right(h_lags, l_lags[0]), bisect_left(h_lags, l_lags[-1] + gap)
+        if first >= stop:
+            return out
+        n_light = len(l_lags)
+        below = bisect_left(l_lags, h_lags[first])  # first light lag not below the heavy one
+        for i in range(first, stop):
+            lg = h_lags[i]
+            while below < n_light and l_lags[below] < lg:
+                below += 1
+            if lg - l_lags[below - 1] >= gap:
+                continue  # even the nearest light lag below is a gap or more away
             # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
             # slice of the sorted list, in its order
-            for q in l_list[bisect_left(l_list, (lg - gap + 1,)) : bisect_left(l_list, (lg,))]:
+            p = h_list[i]
+            for q in l_list[bisect_left(l_lags, lg - gap + 1, 0, below) : below]:
                 out.append((abs(lg - q[0] - half), 1, p, q))
         return out
 
@@ -299,12 +358,22 @@ class Search:
         """
         gap = self.load[heavy] - self.load[light]
         self.attempts += 1
-        if gap <= 1 or self._apart(heavy, light):
+        if gap <= 1 or (self._may_be_apart and self._apart(heavy, light)):
             return None
         half = gap / 2
-        small = len(self.held[heavy]) * (len(self.held[light]) + 1) <= _SMALL
-        options = (self._candidates_small if small else self._candidates_numpy)(heavy, light, gap, half)
-        options.sort(key=_DIST_KIND)
+        n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
+        if n_heavy * (n_light + 1) <= _SMALL:
+            options = self._candidates_small(heavy, light, gap, half)
+        else:
+            if n_heavy + n_light <= _PYTHON_DECIDES and self._float_exact:
+                decided, choice = self._decide_python(heavy, light, gap, half)
+                if decided:
+                    return choice
+            options = self._candidates_numpy(heavy, light, gap, half)
+        if not options:
+            return None
+        if len(options) > 1:
+            options.sort(key=_DIST_KIND)
         best, best_key = None, None
         for dist, _, p, q in options:
             if best_key is not None and dist > best_key[0]:
@@ -313,6 +382,96 @@ class Search:
             if cost is not None and (best_key is None or (dist, cost) < best_key):
                 best_key, best = (dist, cost), (p, q)
         return best
+
+    def _lag_list(self, mid: str) -> list[int]:
+        lst = self._lag_lists.get(mid)
+        if lst is None:
+            lst = self._lag_lists[mid] = list(map(_LAG, self.held[mid]))
+        return lst
+
+    def _decide_python(
+        self, heavy: str, light: str, gap: int, half: float
+    ) -> tuple[bool, tuple[Held, Held | None] | None]:
+        """``_candidates_numpy`` and ``_best_exchange``'s choice among them, in plain Python:
+        (True, the choice) or, where the choice would rest on the order numpy's argpartition
+        gives equal distances, (False, None) and numpy decides.
+
+        The same candidates: the hand-overs with lag in (0, gap), of which numpy keeps the 4
+        nearest ``half``, and for each heavy partition the light ones just below and just
+        above ``lag - half`` (a pair twice where both are the same), of which it keeps the 12
+        nearest. Which of several equally near ones it keeps at the cut, and in what order it
+        lists equally near ones, is numpy's: both only matter where the choice is made at the
+        cut's distance, or between two exchanges of one kind equal in distance and moves.
+        """
+        h_list, l_list = self.held[heavy], self.held[light]
+        h_lags, l_lags = self._lag_list(heavy), self._lag_list(light)
+        # (distance, kind, heavy position, light position); the cut's distance where numpy's
+        # choice of which equal ones to keep is unknown
+        entries: list[tuple[float, int, int, int]] = []
+        cuts: list[float] = []
+        if self._may_hand_over(heavy, light):
+            inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
+            hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
+            if len(hands) > 4:
+                hands.sort()
+                cut = hands[3][0]
+                if hands[4][0] == cut:
+                    cuts.append(cut)
+                hands = [e for e in hands if e[0] <= cut]
+            entries += hands
+        if l_lags:
+            last = len(l_lags) - 1
+            smallest = l_lags[0]
+            swaps = []
+            # only lags in (smallest, largest + gap) have a light partition below them in the gap
+            first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
+            # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag
+            at = bisect_left(l_lags, h_lags[first] - half) if first < stop else 0
+            for i in range(first, stop):
+                lg = h_lags[i]
+                t = lg - half
+                while at <= last and l_lags[at] < t:
+                    at += 1
+                below = at - 1 if at else 0
+                above = at if at <= last else last
+                d = lg - l_lags[below]
+                if 0 < d < gap:
+                    swaps.append((abs(d - half), 1, i, below))
+                d = lg - l_lags[above]
+                if 0 < d < gap:
+                    swaps.append((abs(d - half), 1, i, above))
+            if len(swaps) > 12:
+                swaps.sort()
+                cut = swaps[11][0]
+                if swaps[12][0] == cut:
+                    cuts.append(cut)
+                swaps = [e for e in swaps if e[0] <= cut]
+            entries += swaps
+        if not entries:
+            return True, None
+        entries.sort()
+        best: tuple[Held, Held | None] | None = None
+        best_key: tuple[float, int] | None = None
+        best_kind, tied = 0, False
+        allowed = self._allowed
+        for dist, kind, i, j in entries:
+            if best_key is not None and dist > best_key[0]:
+                break
+            p = h_list[i]
+            q = None if kind == 0 else l_list[j]
+            cost = allowed(heavy, light, p, q)
+            if cost is None:
+                continue
+            key = (dist, cost)
+            if best_key is None or key < best_key:
+                best_key, best, best_kind, tied = key, (p, q), kind, False
+            elif key == best_key and kind == best_kind and (p, q) != best:
+                tied = True
+        if best_key is None:
+            return True, None  # none of numpy's candidates is allowed either
+        if tied or best_key[0] in cuts:
+            return False, None
+        return True, best
 
     def _apart(self, heavy: str, light: str) -> bool:
         """Whether no exchange can be allowed because ``light`` subscribes to none of the
@@ -327,28 +486,53 @@ class Search:
 
     def _apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
         """Hand p from giver to taker and, for a swap, q back."""
-        self.moves += self._move_cost(p[1], giver, taker)
-        self.held[giver].remove(p)
-        insort(self.held[taker], p)
-        self.load[giver] -= p[0]
-        self.load[taker] += p[0]
-        self._touched(giver, taker)
+        before, load = self.before, self.load
+        held_giver, held_taker = self.held[giver], self.held[taker]
+        moves = self.moves
+        lag, tp = p
+        owner = before.get(tp) if before else None
+        if owner is not None:  # _move_cost, inline
+            moves += (taker != owner) - (giver != owner)
+        held_giver.remove(p)
+        insort(held_taker, p)
+        load[giver] -= lag
+        load[taker] += lag
         if q is None:
             self.count[giver] -= 1
             self.count[taker] += 1
         else:
-            self.moves += self._move_cost(q[1], taker, giver)
-            self.held[taker].remove(q)
-            insort(self.held[giver], q)
-            self.load[taker] -= q[0]
-            self.load[giver] += q[0]
+            lag, tp = q
+            owner = before.get(tp) if before else None
+            if owner is not None:
+                moves += (giver != owner) - (taker != owner)
+            held_taker.remove(q)
+            insort(held_giver, q)
+            load[taker] -= lag
+            load[giver] += lag
+        self.moves = moves
+        self._touched(giver, taker)
         self._pushed(giver, taker)
 
     def _pushed(self, *members: str) -> None:
         """Members whose loads changed: new heap entries, and the load array if made."""
+        ranked = self._ranked
+        if ranked is not None and self._loads_now is None:  # the common case, in short
+            entry, load = self._entry, self.load
+            for m in members:
+                old = entry[m]
+                del ranked[bisect_left(ranked, old)]
+                new = entry[m] = (load[m], old[1], m)
+                insort(ranked, new)
+            return
         for m in members:
-            heapq.heappush(self._light, (self.load[m], self.tie[m], m))
-            heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
+            if ranked is not None:
+                old = self._entry[m]
+                del ranked[bisect_left(ranked, old)]
+                new = self._entry[m] = (self.load[m], old[1], m)
+                insort(ranked, new)
+            else:
+                heapq.heappush(self._light, (self.load[m], self.tie[m], m))
+                heapq.heappush(self._heavy, (-self.load[m], self.tie[m], m))
             if self._loads_now is not None:
                 self._loads_now[self._position[m]] = self.load[m]
 
@@ -356,6 +540,8 @@ class Search:
 
     def _lightest(self, k: int) -> list[str]:
         """The k lightest members (fewer if there are fewer), lightest first."""
+        if self._ranked is not None:
+            return [e[2] for e in self._ranked[:k]]
         out: list[tuple] = []
         heap = self._light
         while heap and len(out) < k:
@@ -411,20 +597,28 @@ class Search:
         """Members whose partitions changed: their cached arrays and sort keys are stale."""
         for m in members:
             self._arrays.pop(m, None)
-        self._dirty.update(members)
+            self._lag_lists.pop(m, None)
+        if self._scan_keys is not None:  # before they are made, nothing is stale
+            self._dirty.update(members)
 
     def _heaviest(self) -> str:
+        ranked = self._ranked
+        if ranked is not None:  # the first of the largest load: the smallest tie among them
+            return ranked[bisect_left(ranked, (ranked[-1][0],))][2]
         heap = self._heavy
         while -heap[0][0] != self.load[heap[0][2]]:
             heapq.heappop(heap)
         return heap[0][2]
 
-    def _improve_member(self, heavy: str, partners: int | None) -> bool:
+    def _improve_member(self, heavy: str, partners: int | None, stuck: set[str] | None = None) -> bool:
         """One exchange lowering ``heavy`` with the lightest member that allows one.
 
         With ``partners`` None every lighter member is tried, those holding the smallest
         partitions first: a member stuck with one huge partition can only trade its small
         ones for smaller ones, wherever they are.
+
+        ``stuck``: the partners found without an exchange are added to it; a full scan that
+        follows with nothing changed in between counts those as looked at, without a look.
         """
         order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
         if isinstance(order, _Picked):
@@ -436,10 +630,15 @@ class Search:
                 if partners is None:
                     continue
                 return False
+            if stuck is not None and partners is None and light in stuck:
+                self.attempts += 1  # as _best_exchange counts it
+                continue
             exchange = self._best_exchange(heavy, light)
             if exchange is not None:
                 self._apply(heavy, light, *exchange)
                 return True
+            if stuck is not None:
+                stuck.add(light)
         return False
 
     def _scan_picked(self, heavy: str, order: _Picked) -> bool:
@@ -525,7 +724,8 @@ class Search:
                 return
             # The lightest few first; all of them only to prove the heaviest is stuck; then
             # deal two members' partitions out afresh (a swap of several for several).
-            improved = self._improve_member(heavy, 4) or self._improve_member(heavy, None)
+            stuck: set[str] = set()
+            improved = self._improve_member(heavy, 4, stuck) or self._improve_member(heavy, None, stuck)
             if not (improved or self._resplit_member(heavy)):
                 return
 
@@ -563,9 +763,24 @@ class Search:
         if self._may_hand_over(light, heavy):
             sizes.append(sizes[0] + 1)
         half = len(pool) // 2
-        left, right = _subsets(pool[:half]), _subsets(pool[half:])
         # Counted as work like the exchanges: one per 16 subset sums looked at.
-        self.attempts += 1 + (len(sizes) * sum(map(len, left.values())) + sum(map(len, right.values()))) // 16
+        self.attempts += 1 + (len(sizes) * (1 << half) + (1 << (len(pool) - half))) // 16
+        if len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
+            best_mask = self._resplit_numpy(heavy, light, pool, sizes, total)
+        else:
+            best_mask = self._resplit_python(heavy, light, pool, sizes, total)
+        if best_mask is None:
+            return None
+        return [p for i, p in enumerate(pool) if best_mask >> i & 1]
+
+    def _resplit_python(
+        self, heavy: str, light: str, pool: list[Held], sizes: list[int], total: int
+    ) -> int | None:
+        """``_best_resplit``'s meet in the middle: for each count ``heavy`` may end with, each
+        subset of the first half against the two of the second half whose sums bring the
+        total nearest to half the pool's; the first of the lowest allowed (mask of the pool)."""
+        half = len(pool) // 2
+        left, right = _subsets(pool[:half]), _subsets(pool[half:])
         best_worst, best_mask = self.load[heavy], None
         target = total / 2
         for size in sizes:
@@ -583,9 +798,50 @@ class Search:
                             mask = mask_a | (mask_b << half)
                             if self._resplit_allowed(heavy, light, pool, mask):
                                 best_worst, best_mask = worst, mask
-        if best_mask is None:
+        return best_mask
+
+    def _resplit_numpy(
+        self, heavy: str, light: str, pool: list[Held], sizes: list[int], total: int
+    ) -> int | None:
+        """``_resplit_python``'s answer with every subset sum at once: the pairs it looks at,
+        in its order; of those below ``heavy``'s load, the lowest, first in that order, that
+        is allowed. Sums must stay below 2**53 (the halves' targets are then exact)."""
+        half = len(pool) // 2
+        l_size, l_sum, l_mask = _subset_table([p[0] for p in pool[:half]])
+        r_size, r_sum, r_mask = _subset_table([p[0] for p in pool[half:]])
+        n_right = len(pool) - half
+        span = total + 3
+        r_keys = r_size * span + r_sum + 1  # ascending: by size, then sum
+        start = np.searchsorted(r_size, np.arange(n_right + 2))
+        # bisect_left(sums, total / 2 - sa) over integer sums: the same as for its ceiling
+        x = np.clip((total + 1) // 2 - l_sum, -1, total + 1) + 1
+        n_left = len(l_size)
+        picks, orders = [], []
+        for si, size in enumerate(sizes):
+            b = size - l_size
+            rows = np.flatnonzero((b >= 0) & (b <= n_right))
+            b = b[rows]
+            first, length = start[b], start[b + 1] - start[b]
+            k = np.searchsorted(r_keys, b * span + x[rows]) - first
+            lower = first + np.maximum(k - 1, 0)  # the slice [k - 1 or 0 : k + 1]
+            has_upper = (k > 0) & (k < length)
+            base = (si * n_left + rows) * 2
+            picks += [rows, lower, rows[has_upper], (first + k)[has_upper]]
+            orders += [base, base[has_upper] + 1]
+        left_rows = np.concatenate(picks[0::2])
+        right_rows = np.concatenate(picks[1::2])
+        order = np.concatenate(orders)
+        sums = l_sum[left_rows] + r_sum[right_rows]
+        worst = np.maximum(sums, total - sums)
+        below = np.flatnonzero(worst < self.load[heavy])
+        if not len(below):
             return None
-        return [p for i, p in enumerate(pool) if best_mask >> i & 1]
+        below = below[np.lexsort((order[below], worst[below]))]
+        masks = (l_mask[left_rows[below]] | (r_mask[right_rows[below]] << half)).tolist()
+        for mask in masks:
+            if self._resplit_allowed(heavy, light, pool, mask):
+                return mask
+        return None
 
     def _resplit_allowed(self, heavy: str, light: str, pool: list[Held], mask: int) -> bool:
         n_heavy = len(self.held[heavy])
@@ -626,30 +882,50 @@ class Search:
         """Send displaced partitions back home where max lag and spread do not grow."""
         if not self.before:
             return  # nothing was owned: nothing to send home
-        lo, hi = min(self.load.values()), max(self.load.values())
+        load, held = self.load, self.held
+        lo, hi = min(load.values()), max(load.values())
         before = self.before
-        for mid in sorted(self.held):
-            # the member's displaced partitions, as its list reads when the loop gets here
-            for p in [p for p in self.held[mid] if before.get(p[1], mid) != mid]:
+        # Per member, its partitions that are not at home there (displaced, or owned by nobody),
+        # by lag: the only ones a member can give back in a swap; kept up to date below.
+        away = {m: [q for q in h if before.get(q[1]) != m] for m, h in held.items()}
+        for mid in sorted(held):
+            # the member's displaced partitions, as its list reads when the loop gets here; of
+            # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
+            for p in [p for p in away[mid] if p[1] in before]:
+                lag = p[0]
                 home = before[p[1]]
-                if p not in self.held[mid]:
-                    continue
-                fits = lo <= self.load[mid] - p[0] and self.load[home] + p[0] <= hi
-                if fits and self._may_hand_over(mid, home) and self._allowed(mid, home, p, None) is not None:
+                gives, keeps = lag + load[home], load[mid] - lag
+                if (
+                    lo <= keeps
+                    and gives <= hi
+                    and self._may_hand_over(mid, home)
+                    and self._allowed(mid, home, p, None) is not None
+                ):
                     self._apply(mid, home, p, None)
+                    away[mid].remove(p)
                     continue
-                # A swap: q from home to mid keeping both loads within [lo, hi].
-                low_q = max(p[0] + self.load[home] - hi, lo - self.load[mid] + p[0])
-                high_q = min(p[0] + self.load[home] - lo, hi - self.load[mid] + p[0])
+                # A swap: q from home to mid keeping both loads within [lo, hi]; a q at home
+                # there would move, not come back: only those away from home are looked at.
+                home_away = away[home]
+                if not home_away:
+                    continue
+                low_q, high_q = gives - hi, gives - lo
+                if lo - keeps > low_q:
+                    low_q = lo - keeps
+                if hi - keeps < high_q:
+                    high_q = hi - keeps
                 if low_q > high_q:
                     continue
-                home_list = self.held[home]
-                k = bisect_left(home_list, (low_q,))
-                while k < len(home_list) and home_list[k][0] <= high_q:
-                    q = home_list[k]
-                    cost = None if self.before.get(q[1]) == home else self._allowed(mid, home, p, q)
+                k = bisect_left(home_away, (low_q,))
+                while k < len(home_away) and home_away[k][0] <= high_q:
+                    q = home_away[k]
+                    cost = self._allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
                         self._apply(mid, home, p, q)
+                        away[mid].remove(p)
+                        del home_away[k]
+                        if before.get(q[1]) != mid:
+                            insort(away[mid], q)
                         break
                     k += 1
 
@@ -682,12 +958,7 @@ class Seed:
         self._layout = layout
         lags = group.lags
         self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
-        before = _owners(group)
-        if group.owned_count:
-            kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
-            self.moves = group.owned_count - kept
-        else:
-            self.moves = 0
+        self.moves = _moves(group, _owners(group), layout)
 
     @property
     def max_lag(self) -> int:
@@ -718,12 +989,13 @@ def _owners(group: GroupSnapshot) -> dict[int, str]:
     return group.memo["lagsearch:owners"]
 
 
-def _moves(group: GroupSnapshot, before: dict[int, str], held: dict[str, list[Held]]) -> int:
+def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
     """Owned partitions that end with another owner, or with none (also those the group does
     not list, or whose topic nobody subscribes to any more)."""
     if not group.owned_count:
         return 0
-    kept = sum(1 for mid, h in held.items() for _, i in h if before.get(i) == mid)
+    get = before.get
+    kept = sum(list(map(get, idx)).count(mid) for mid, idx in layout.items())
     return group.owned_count - kept
 
 
