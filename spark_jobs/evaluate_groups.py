@@ -99,6 +99,7 @@ def main(argv: list[str]) -> int:
         plan: Plan = plan_tasks(
             snapshot, parallelism, params.partitions or params.output_files, layout=planner.layout
         )
+        planner.layout = None  # the plan keeps what the tasks need
         clear_output(out)
         (out / EVALUATIONS).mkdir()
         lap("read")
@@ -110,6 +111,8 @@ def main(argv: list[str]) -> int:
             return run_task(task, files, target, names, options)
 
         done = sc.parallelize(plan.tasks, max(1, len(plan.tasks))).map(evaluate).collect()
+        for left in (out / EVALUATIONS).glob(".part-*.tmp"):  # of a failed attempt that was retried
+            left.unlink(missing_ok=True)
         lap("evaluate")
 
         n_rows, n_groups, failures, found = output_check(out / EVALUATIONS, LOG_GROUPS)

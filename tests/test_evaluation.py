@@ -271,7 +271,7 @@ def test_executor_function_equals_in_process(snapshot_dir, evaluated, tmp_path):
     """``run_task`` as the Spark job runs it, without Spark: each task writes its part file, and
     the rows are the in-process engine's, whatever the tasks and the order of their groups."""
     plan = plan_tasks(snapshot_dir, 2, tasks=3)
-    assert sorted(g.row["group"] for t in plan.tasks for g in t.groups) == [e.group for e in evaluated]
+    assert sorted(g.name for t in plan.tasks for g in t.groups) == [e.group for e in evaluated]
     shuffled = [
         Task(t.index, tuple(random.Random(t.index).sample(t.groups, len(t.groups)))) for t in plan.tasks
     ]
@@ -283,7 +283,7 @@ def test_executor_function_equals_in_process(snapshot_dir, evaluated, tmp_path):
     rows = pq.read_table(out / EVALUATIONS).to_pylist()
     assert sum(d["rows"] for d in done) == len(rows)
     by_group = {e.group: e for e in evaluated}
-    expected = [row for t in shuffled for g in t.groups for row in evaluation_rows(by_group[g.row["group"]])]
+    expected = [row for t in shuffled for g in t.groups for row in evaluation_rows(by_group[g.name])]
     assert sorted(rows, key=_row_key) == sorted(expected, key=_row_key)
 
 

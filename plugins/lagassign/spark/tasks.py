@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..pipeline.evaluation import evaluate_group_rows
 from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_rows
@@ -126,17 +126,23 @@ def file_layout(path: str | Path) -> FileLayout:
     return layout
 
 
-def group_rows(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Named group -> its row of ``groups.parquet`` (the first one, as in-process), with the
-    columns ``evaluate_group_rows`` uses (``group_type`` absent from older snapshots: null)."""
+GROUP_ROW = (*GROUP_KEYS, *OPTIONAL_GROUP_KEYS)
+"""The fields of a group row as the plan carries it (a tuple: the plan stays small)."""
+
+
+def group_rows(path: str | Path) -> dict[str, tuple[Any, ...]]:
+    """Named group -> its row of ``groups.parquet`` (the first one, as in-process): the values
+    of GROUP_ROW (``group_type`` absent from older snapshots: null)."""
     import pyarrow.parquet as pq
 
     names = pq.read_schema(path).names
-    table = pq.read_table(path, columns=[*GROUP_KEYS, *(c for c in OPTIONAL_GROUP_KEYS if c in names)])
-    out: dict[str, dict[str, Any]] = {}
-    for row in table.to_pylist():
-        if row["group"] is not None and row["group"] not in out:
-            out[row["group"]] = {**dict.fromkeys(OPTIONAL_GROUP_KEYS), **row}
+    columns = [c for c in GROUP_ROW if c in names]
+    table = pq.read_table(path, columns=columns)
+    values = [table.column(c).to_pylist() if c in columns else [None] * table.num_rows for c in GROUP_ROW]
+    out: dict[str, tuple[Any, ...]] = {}
+    for row in zip(*values, strict=True):
+        if row[0] is not None and row[0] not in out:
+            out[row[0]] = row
     return out
 
 
@@ -154,19 +160,26 @@ def _check_columns(folder: Path, name: str, columns: Sequence[str]) -> list[str]
     return present
 
 
-Layout = tuple[dict[str, dict[str, Any]], FileLayout, FileLayout]
+Layout = tuple[dict[str, tuple[Any, ...]], FileLayout, FileLayout]
 """(named group rows, partitions layout, members layout) of a snapshot."""
 
 
-@dataclass(frozen=True)
-class GroupWork:
-    """One group of a task: its group row and its row ranges in each file (None: the file is
-    read by filter)."""
+class GroupWork(NamedTuple):
+    """One group of a task: its group row (GROUP_ROW's values) and its row ranges in each file
+    (None: the file is read by filter). A tuple: a plan of 100,000 groups stays small."""
 
-    row: dict[str, Any]
+    values: tuple[Any, ...]
     parts: Ranges | None
     members: Ranges | None
     cost: int
+
+    @property
+    def name(self) -> str:
+        return str(self.values[0])
+
+    def row(self) -> dict[str, Any]:
+        """The group row as ``evaluate_group_rows`` takes it."""
+        return dict(zip(GROUP_ROW, self.values, strict=True))
 
 
 @dataclass(frozen=True)
@@ -364,7 +377,7 @@ def _rows(
     ranges: Sequence[Ranges | None],
 ) -> Iterator[list[dict[str, Any]]]:
     if any(r is None for r in ranges):
-        return _filtered_rows(path, columns, keys, [g.row["group"] for g in groups])
+        return _filtered_rows(path, columns, keys, [g.name for g in groups])
     return _ranged_rows(path, columns, keys, [r for r in ranges if r is not None])
 
 
@@ -420,7 +433,7 @@ def _batches(
     """Evaluation rows of the groups, one group at a time, in batches of OUTPUT_BATCH_ROWS."""
     rows: list[dict[str, Any]] = []
     for work, p, m in zip(groups, parts, members, strict=True):
-        rows += evaluation_rows(evaluate_group_rows(work.row, p, m, strategies, options))
+        rows += evaluation_rows(evaluate_group_rows(work.row(), p, m, strategies, options))
         if len(rows) >= OUTPUT_BATCH_ROWS:
             yield rows
             rows = []
