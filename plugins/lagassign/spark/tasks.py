@@ -13,14 +13,15 @@ the costliest tasks come first, and Spark launches a stage's tasks in index orde
 Executor side (``run_task``): a task reads only its groups' rows with pyarrow (the row groups
 its ranges touch, then a slice per group), evaluates each group through
 ``lagassign.pipeline.evaluation.evaluate_group_rows``, the in-process engine's function, with
-rows shaped as the in-process reader gives them (pyarrow's ``to_pylist``), and writes its own
+the columns it uses, valued as the in-process reader gives them (pyarrow's ``to_pylist``; a
+column older snapshots lack is null), and writes its own
 Parquet part file into ``OUT/evaluations.parquet`` (under a hidden temporary name, renamed when
 complete, so a retried task replaces its file whole). It returns counts only.
 
 Row ranges need each group's rows together in a file, which every writer here gives (the
-snapshot writer writes group by group, sorted by name). A file whose groups are scattered over
-many runs is read by a filter instead (each task scans that whole file for its groups: correct,
-slower).
+Kafka edge's snapshot and the synthetic one are written group by group). A file whose groups
+are scattered over many runs is read by a filter instead (each task scans that whole file for
+its groups: correct, slower).
 
 Tasks read the snapshot and write OUT by path: both must be at the same path on the driver and
 on every executor (one machine, or a shared file system).
