@@ -88,3 +88,30 @@ def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order)
         return sorted(got, key=lambda r: (r["group"], r["position"] if r["position"] is not None else -1))
 
     assert rows(out) == rows(tmp_path / "local")
+
+
+def test_tasks_read_older_snapshots_without_the_optional_columns(tmp_path):
+    """Snapshots taken before rates, racks, capacities and group types were recorded."""
+    from lagassign.tables.snapshot import (
+        OPTIONAL_GROUP_COLUMNS,
+        OPTIONAL_MEMBER_COLUMNS,
+        OPTIONAL_PARTITION_COLUMNS,
+    )
+
+    folder = generate_snapshot(tmp_path / "s", 12, 6, huge=0)
+    for name, optional in (
+        ("groups.parquet", OPTIONAL_GROUP_COLUMNS),
+        ("partitions.parquet", OPTIONAL_PARTITION_COLUMNS),
+        ("members.parquet", OPTIONAL_MEMBER_COLUMNS),
+    ):
+        table = pq.read_table(folder / name)
+        pq.write_table(table.drop_columns([c for c in optional if c in table.column_names]), folder / name)
+    plan = plan_tasks(folder, 2, tasks=3)
+    out = tmp_path / "spark"
+    (out / EVALUATIONS).mkdir(parents=True)
+    for task in plan.tasks:
+        run_task(task, plan.files, out, STRATEGIES, {})
+    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
+    key = lambda r: (r["group"], r["position"] if r["position"] is not None else -1)  # noqa: E731
+    got = sorted(pq.read_table(out / EVALUATIONS).to_pylist(), key=key)
+    assert got == sorted(pq.read_table(tmp_path / "local" / EVALUATIONS).to_pylist(), key=key)
