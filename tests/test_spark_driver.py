@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from lagassign.pipeline.evaluation import EvaluationParams, run_local
+from lagassign.spark import tasks
 from lagassign.spark.submit import output_check
 from lagassign.spark.tasks import estimated_cost, file_layout, group_costs, plan_tasks, run_task
 from lagassign.tables.evaluations import EVALUATIONS, read_evaluation_rows, read_summary
@@ -62,9 +63,10 @@ def _rewrite(folder: Path, name: str, order: str, row_group: int) -> None:
 
 
 @pytest.mark.parametrize("order", ["sorted", "split", "shuffled"])
-def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order):
+def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order, monkeypatch):
     """Row ranges over many row groups (sorted files, groups in two runs), the filter for a
     scattered file, a row without group, a duplicate group row: the same rows as in-process."""
+    monkeypatch.setattr(tasks, "READ_BATCH_ROWS", 41)  # the layout scan's runs cross batches
     folder = generate_snapshot(tmp_path / "s", 24, 4, huge=0)
     groups = pq.read_table(folder / "groups.parquet")
     first = groups.slice(3, 1).to_pylist()[0]
@@ -74,6 +76,10 @@ def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order)
     _rewrite(folder, "members.parquet", order, 13)
     layout = file_layout(folder / "partitions.parquet")
     assert layout.scattered == (order == "shuffled")
+    if order == "sorted":  # one run per group across the scan's batches (two where the unnamed row cuts in)
+        assert sorted(len(r) for r in layout.ranges.values())[-2:] in ([1, 1], [1, 2])
+        total = pq.ParquetFile(folder / "partitions.parquet").metadata.num_rows - 1  # less the unnamed row
+        assert sum(layout.rows(g) for g in layout.ranges) == total
     assert sum(len(r) for r in layout.ranges.values()) > 24 if order == "split" else True
 
     plan = plan_tasks(folder, 2, tasks=4)
