@@ -37,13 +37,15 @@ from pathlib import Path
 from typing import Any
 
 import lagassign
+import pyarrow.parquet as pq
 from lagassign.pipeline.evaluation import load_params
 from lagassign.spark.submit import output_check
-from lagassign.spark.tasks import Plan, plan_tasks, run_task
+from lagassign.spark.tasks import Plan, part_name, plan_tasks, run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     LOG_GROUPS,
     EvaluationError,
+    arrow_schema,
     clear_output,
     group_lines,
     make_summary,
@@ -113,6 +115,8 @@ def main(argv: list[str]) -> int:
         done = sc.parallelize(plan.tasks, max(1, len(plan.tasks))).map(evaluate).collect()
         for left in (out / EVALUATIONS).glob(".part-*.tmp"):  # of a failed attempt that was retried
             left.unlink(missing_ok=True)
+        if not done:  # no group: one empty part file, as the in-process engine writes
+            pq.write_table(arrow_schema().empty_table(), out / EVALUATIONS / part_name(0))
         lap("evaluate")
 
         n_rows, n_groups, failures, found = output_check(out / EVALUATIONS, LOG_GROUPS)
