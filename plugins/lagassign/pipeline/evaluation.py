@@ -169,8 +169,8 @@ def evaluate_group_rows(
     snapshot failed for it, or its case is invalid).
 
     Rows are put in a canonical order first, so the result does not depend on the order in
-    which a reader (pyarrow, a Spark shuffle) delivers them. Never raises for one group's data:
-    a run over thousands of groups goes on.
+    which a reader (pyarrow in-process or in a Spark task) delivers them. Never raises for one
+    group's data: a run over thousands of groups goes on.
     """
     name = group_row["group"]
     # what the cluster runs for the group (absent from older snapshots and synthetic ones)
