@@ -369,8 +369,8 @@ def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
 
 def test_work_is_spread_over_enough_tasks():
     assert default_tasks(20, 2_000, 2) == 2  # small: one task per core
-    assert default_tasks(10_000, 1_150_000, 2) == 32  # large: 16 per core
-    assert default_tasks(100_000, 11_500_000, 2) == 230  # larger: each task about 50,000
+    assert default_tasks(10_000, 2_100_000, 2) == 32  # large: 16 per core
+    assert default_tasks(100_000, 21_000_000, 2) == 105  # larger: each task about 200,000
     assert default_tasks(1, 10_000, 8) == 1
 
 

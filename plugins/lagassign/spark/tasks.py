@@ -57,19 +57,23 @@ MEMBER_KEYS = ("member_id", "instance_id", "topics", "assignment")
 OPTIONAL_MEMBER_KEYS = ("rack", "capacity")
 
 TASKS_PER_CORE = 16  # several per core: the scheduler balances them as cores free up
-TASK_COST = 50_000  # at most about 5 s of one core per task: a task's rows stay few at any size
+TASK_COST = 200_000  # at most about 5 s of one core per task: a task's rows stay few at any size
 MIN_GROUPS_PER_TASK = 25  # a task costs ~0.1 s by itself (reading its row groups, a file)
-GROUP_COST = 10  # a group's fixed cost, in partition rows (parsing, twelve strategies' set-up)
+GROUP_COST = 10  # a group's fixed cost, in partition rows (a group without rows costs little)
+MEMBER_COST = 10  # a member weighs about as much as ten partitions
 SCATTERED_RUNS = 2  # more runs per group than this in a file: read it by filter, not by ranges
 READ_BATCH_ROWS = 1 << 20  # rows of the group column per step of the driver's layout scan
 OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch written
 
 
 def estimated_cost(partitions: int, members: int) -> int:
-    """About how long a group takes, in partition rows: measured on the synthetic snapshots, the
-    strategies' time grows with the partitions (~0.1 ms each, all strategies) over a fixed
-    ~1 ms; members add a little."""
-    return GROUP_COST + partitions + members
+    """About how long a group takes, in partition rows. Fitted on the 10,000-group synthetic
+    snapshot (seed 7; 400 groups and its four 10,000-partition ones, every strategy, CPU time):
+    about 30 us per partition and 250-450 us per member, no fixed part to speak of, so a
+    typical group (100 partitions, 10 members) costs about 210 (5 ms) and a 10,000-partition
+    group with 150 members about 11,500 (0.3-0.6 s): 60 typical groups, not the 85 that
+    counting partitions and members alike gave."""
+    return GROUP_COST + partitions + MEMBER_COST * members
 
 
 # -- driver: the snapshot's layout ----------------------------------------------------------------
