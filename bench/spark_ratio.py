@@ -5,9 +5,10 @@ Both engines evaluate every strategy (or ``--strategies``) on one synthetic snap
 the benchmark prints their wall times and the ratio Spark / in-process. The in-process side is
 ``lagassign.pipeline.evaluation.run_local`` (one core, this process); the Spark side is the
 real ``spark-submit`` of ``spark_jobs/evaluate_groups.py`` (``run_spark_evaluation``), timed
-from the command to its exit, with the job's own phases (start, read, evaluate, check). Both
-outputs are compared row for row (the evaluations must be identical). Goal (issue 16): the
-ratio at most 0.6 for 10,000 groups on the 2-core machine.
+from the command to its exit, with the job's own phases (start, read, evaluate, check) and the
+CPU seconds and peak RSS of its processes by role. Both outputs are compared row for row (the
+evaluations must be identical). Goal (issue 16): the ratio at most 0.6 for 10,000 groups on
+the 2-core machine.
 
     .venv/bin/python bench/spark_ratio.py [--groups 10000] [--seed 7] [--repeat 1]
 
@@ -36,6 +37,7 @@ from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
 WORK = REPO / "var" / "bench" / "spark_ratio"
 GOAL = 0.6
 TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _role(cmdline: str) -> str | None:
@@ -59,6 +61,7 @@ class CpuSampler(threading.Thread):
         self.every = every
         self.tree = {root}
         self.seen: dict[int, tuple[str, float]] = {}
+        self.peak_rss: dict[str, int] = {}  # role -> largest summed RSS seen, bytes
         self._halt = threading.Event()
 
     def sample(self) -> None:
@@ -75,6 +78,7 @@ class CpuSampler(threading.Thread):
             new = {pid for pid, f in stats.items() if int(f[1]) in self.tree} - self.tree
             self.tree |= new
             grown = bool(new)
+        rss: dict[str, int] = {}
         for pid in self.tree & set(stats):
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -84,6 +88,9 @@ class CpuSampler(threading.Thread):
             if role is not None:
                 cpu = (int(stats[pid][11]) + int(stats[pid][12])) / TICKS
                 self.seen[pid] = (role, max(cpu, self.seen.get(pid, (role, 0.0))[1]))
+                rss[role] = rss.get(role, 0) + int(stats[pid][21]) * PAGE
+        for role, value in rss.items():
+            self.peak_rss[role] = max(value, self.peak_rss.get(role, 0))
 
     def run(self) -> None:
         while not self._halt.is_set():
@@ -117,9 +124,9 @@ def evaluations(out: Path) -> list[dict[str, Any]]:
 
 def run_spark(
     params: Path, out: Path, master: str, conf: list[str]
-) -> tuple[dict[str, Any], dict[str, float]]:
+) -> tuple[dict[str, Any], dict[str, float], dict[str, int]]:
     """spark-submit of the job (``submit_command``, plus ``--conf`` settings), waited for: its
-    summary and the CPU seconds of its processes."""
+    summary, the CPU seconds of its processes and their peak RSS (MiB), by role."""
     argv, env = submit_command(params, master)
     for setting in conf:  # after the job's own settings: these win
         argv[-2:-2] = ["--conf", setting]
@@ -133,7 +140,7 @@ def run_spark(
     if proc.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-15:])
         raise EvaluationError(f"spark-submit exited with {proc.returncode}:\n{tail}")
-    return read_summary(out), cpu
+    return read_summary(out), cpu, {role: rss >> 20 for role, rss in sampler.peak_rss.items()}
 
 
 def run_pair(
@@ -150,7 +157,7 @@ def run_pair(
         local_s, local_cpu = time.monotonic() - t, time.process_time() - c
     params = write_params(EvaluationParams(str(snap), str(spark_out), names), WORK / f"params-{label}.json")
     t = time.monotonic()
-    spark, cpu = run_spark(params, spark_out, master, conf)
+    spark, cpu, rss = run_spark(params, spark_out, master, conf)
     spark_s = time.monotonic() - t
     return {
         "groups": spark["groups"],
@@ -158,6 +165,7 @@ def run_pair(
         "local_cpu": local_cpu,
         "spark_s": spark_s,
         "spark_cpu": cpu,
+        "spark_rss_mib": rss,
         "ratio": spark_s / local_s if local_s else float("nan"),
         "tasks": spark["spark"]["tasks"],
         "phases": spark["spark"]["phases"],
@@ -197,7 +205,9 @@ def main(argv: list[str]) -> int:
             f"run {i + 1}: {r['groups']} groups; in-process (1 core): {r['local_s']:.1f} s wall, "
             f"{r['local_cpu']:.1f} s CPU; {args.master}: {r['spark_s']:.1f} s wall ({r['tasks']} tasks; "
             f"job {r['job_s']:.1f} s: {phases}), {sum(cpu.values()):.1f} s CPU (JVM {cpu['jvm']:.1f}, "
-            f"driver Python {cpu['driver_python']:.1f}, workers {cpu['python_workers']:.1f}); "
+            f"driver Python {cpu['driver_python']:.1f}, workers {cpu['python_workers']:.1f}; peak RSS MiB: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(r["spark_rss_mib"].items()))
+            + "); "
             f"ratio {r['ratio']:.2f}; identical: {r['identical']}; load average {r['load']:.1f}",
             flush=True,
         )

@@ -6,141 +6,71 @@ PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": D
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
-The driver counts each group's partitions and members (reading the snapshot's ``group``
-columns with pyarrow: a Spark aggregation would cost seconds of jobs) and spreads the groups
-over the tasks by estimated cost (``lagassign.spark.submit.spread_groups``: costliest first,
-each to the least-loaded task), so the big groups land on different tasks and no task
-straggles; each task's key comes from Spark's own hash, computed on the driver
-(``task_keys``). The three snapshot tables are stacked into one frame, shuffled once to those tasks
-and sorted costliest group first; each task runs ``lagassign.spark.submit.evaluate_arrow_batches`` over its
-rows as Arrow batches of many groups each (``mapInArrow``: no pandas, no JSON, no per-group
-Python call from Spark), each group through the library (no strategy logic here).
-Output: OUT/evaluations.parquet and, last, OUT/summary.json (``lagassign.pipeline.evaluation``);
-the summary's counts are read back from the written files on the driver (``output_check``).
-Like ``spark.read.parquet`` of local paths, this needs the snapshot and OUT at the same path on
-the driver and the executors (the standalone cluster here runs on one machine).
+Spark only schedules the work; it never sees a snapshot row:
 
-Adaptive partition coalescing is off: the input is small in bytes but costly in CPU, and Spark
-would otherwise merge the tasks back into one.
+* the driver plans (``lagassign.spark.tasks.plan_tasks``, pyarrow only, while the Spark
+  context starts): it reads the snapshot's ``group`` columns, finds each group's rows, and cuts
+  the groups into many tasks of about equal estimated cost, several per core, the costliest
+  first, a big group alone;
+* one Spark stage of those tasks (an RDD of task descriptions, one per partition, launched in
+  order): each task reads only its groups' rows from the snapshot with pyarrow, evaluates each
+  group through the library (``lagassign.spark.tasks.run_task``, the in-process engine's
+  per-group function) and writes its own part file into OUT/evaluations.parquet; Spark carries
+  back only counts. No shuffle, no sort, no Spark SQL;
+* the driver reads the written files back (``lagassign.spark.submit.output_check``) and writes
+  OUT/summary.json last (``lagassign.tables.evaluations``).
+
+Paths: the tasks read the snapshot and write OUT by path, so both must be at the same path on
+the driver and on every executor. That holds here (``local[*]``, and the standalone cluster of
+``scripts/spark-cluster`` runs on one machine) and on any cluster with a shared file system
+mounted alike (NFS and the like). A cluster on object storage would need the snapshot and OUT
+as URIs opened through a pyarrow file system (``pyarrow.fs.FileSystem.from_uri``) in the tasks
+and on the driver, with the same rename-when-complete (or a commit of each task's file).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import lagassign
-import pyarrow as pa
+import pyarrow.parquet as pq
 from lagassign.pipeline.evaluation import load_params
-from lagassign.spark.submit import (
-    STACKED_COLUMNS,
-    default_output_files,
-    default_partitions,
-    group_costs,
-    group_evaluator,
-    output_check,
-    spread_groups,
-    task_keys,
-)
+from lagassign.spark.submit import output_check
+from lagassign.spark.tasks import Plan, part_name, plan_tasks, run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     LOG_GROUPS,
     EvaluationError,
+    arrow_schema,
     clear_output,
     group_lines,
     make_summary,
-    spark_ddl,
     write_summary,
 )
-from lagassign.tables.snapshot import (
-    GROUP_COLUMNS,
-    GROUPS,
-    MEMBER_COLUMNS,
-    MEMBERS,
-    PARTITION_COLUMNS,
-    PARTITIONS,
-)
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 
-def _read(spark: SparkSession, folder: Path, name: str, columns: tuple[str, ...]) -> DataFrame:
-    path = folder / name
-    if not path.exists():
-        raise EvaluationError(f"snapshot {folder}: {name} is missing")
-    df = spark.read.parquet(str(path))
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise EvaluationError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
-    return df
+class _Planner(threading.Thread):
+    """Reads the snapshot's layout while the Spark context starts (pyarrow releases the GIL;
+    the JVM starts in its own process). The number of tasks needs the cores, so this finds the
+    groups and their rows; ``plan`` cuts them once the cores are known."""
 
+    def __init__(self, snapshot: Path) -> None:
+        super().__init__(daemon=True)
+        self.snapshot = snapshot
+        self.error: BaseException | None = None
+        self.layout: Any = None
 
-def tables(spark: SparkSession, folder: Path) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """The snapshot's groups (named ones), partitions and members."""
-    groups = _read(spark, folder, GROUPS, GROUP_COLUMNS).where(F.col("group").isNotNull())
-    parts = _read(spark, folder, PARTITIONS, PARTITION_COLUMNS)
-    members = _read(spark, folder, MEMBERS, MEMBER_COLUMNS)
-    return groups, parts, members
+    def run(self) -> None:
+        from lagassign.spark.tasks import snapshot_layout
 
-
-def stacked(
-    spark: SparkSession, groups: DataFrame, parts: DataFrame, members: DataFrame, placement: DataFrame
-) -> DataFrame:
-    """One frame of group, partition and member rows (``STACKED_COLUMNS``) in Spark's own types,
-    each row with its group's task key (``_key``) and rank by cost (``_order``); rows of groups
-    without a group row drop out."""
-
-    def keyed(frame: DataFrame) -> DataFrame:
-        return frame.join(F.broadcast(placement), "group")
-
-    frames = [
-        keyed(groups).select(
-            "group",
-            "_key",
-            "_order",
-            F.lit("g").alias("_row"),
-            "auto_offset_reset",
-            "error",
-            "protocol",  # older snapshots lack group_type: null, as unknown
-            (F.col("group_type") if "group_type" in groups.columns else F.lit(None).cast("string")).alias(
-                "group_type"
-            ),
-        ),
-        keyed(parts).select(
-            "group",
-            "_key",
-            "_order",
-            F.lit("p").alias("_row"),
-            "topic",
-            "partition",
-            "begin",
-            "end",
-            "committed",
-            *(  # older snapshots lack them: null, as unknown
-                (F.col(c) if c in parts.columns else F.lit(None).cast(t)).alias(c)
-                for c, t in (("rate", "double"), ("racks", "array<string>"))
-            ),
-        ),
-        keyed(members).select(
-            "group",
-            "_key",
-            "_order",
-            F.lit("m").alias("_row"),
-            "member_id",
-            "instance_id",
-            "topics",
-            "assignment",
-            *(  # older snapshots lack them: null, as unknown
-                (F.col(c) if c in members.columns else F.lit(None).cast(t)).alias(c)
-                for c, t in (("rack", "string"), ("capacity", "double"))
-            ),
-        ),
-    ]
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame, allowMissingColumns=True)
-    return out.select("_key", "_order", *STACKED_COLUMNS)
+        try:
+            self.layout = snapshot_layout(self.snapshot)
+        except BaseException as exc:  # handed to the main thread
+            self.error = exc
 
 
 def main(argv: list[str]) -> int:
@@ -154,71 +84,65 @@ def main(argv: list[str]) -> int:
     def lap(name: str) -> None:
         phases[name] = round(time.monotonic() - started - sum(phases.values()), 3)
 
-    spark = SparkSession.builder.appName("lagassign-evaluate").getOrCreate()
+    snapshot, out = Path(params.snapshot), Path(params.out)
+    planner = _Planner(snapshot)
+    planner.start()
+    from pyspark import SparkConf, SparkContext
+
+    sc = SparkContext.getOrCreate(SparkConf().setAppName("lagassign-evaluate"))
     lap("start")
     try:
-        spark.sparkContext.setLogLevel("WARN")
-        snapshot, out = Path(params.snapshot), Path(params.out)
-        groups, parts, members = tables(spark, snapshot)
-        costs = group_costs(snapshot)
-        n_groups = len(costs)
-        parallelism = spark.sparkContext.defaultParallelism
-        tasks = params.partitions or default_partitions(n_groups, parallelism)
-        files = params.output_files or default_output_files(n_groups)
-        spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
-        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        keys = task_keys(tasks)
-        spread = spread_groups(costs, tasks)
-        placement = spark.createDataFrame(
-            pa.table(
-                {
-                    "group": pa.array(list(spread), pa.string()),
-                    "_key": pa.array([keys[t] for t in spread.values()], pa.int64()),
-                    # spread_groups lists the groups costliest first: each task starts with its
-                    # biggest groups, so none is left to the end of a task (no straggling)
-                    "_order": pa.array(range(len(spread)), pa.int64()),
-                }
-            )
+        sc.setLogLevel("WARN")
+        planner.join()
+        if planner.error is not None:
+            raise planner.error
+        parallelism = sc.defaultParallelism
+        # each task writes one part file: ``partitions`` (else ``output_files``) sets how many
+        plan: Plan = plan_tasks(
+            snapshot, parallelism, params.partitions or params.output_files, layout=planner.layout
         )
+        planner.layout = None  # the plan keeps what the tasks need
+        clear_output(out)
+        (out / EVALUATIONS).mkdir()
         lap("read")
 
-        # Each task gets its spread of groups (one shuffle), sorted costliest group first (each
-        # group's rows contiguous), and evaluates them as Arrow batches of many groups each.
-        rows = stacked(spark, groups, parts, members, placement)
-        fn = group_evaluator(params.names(), params.options())
-        evaluations = (
-            rows.repartition(tasks, "_key")
-            .sortWithinPartitions("_order")
-            .drop("_key", "_order")
-            .mapInArrow(fn, spark_ddl())
-        )
+        # the function Spark pickles into every task: small values only (not the plan)
+        names, options, target, files = params.names(), params.options(), str(out), plan.files
 
-        clear_output(out)
-        target = str(out / EVALUATIONS)
-        evaluations.repartition(files).write.mode("overwrite").parquet(target)
+        def evaluate(task: Any) -> dict[str, Any]:
+            return run_task(task, files, target, names, options)
+
+        done = sc.parallelize(plan.tasks, max(1, len(plan.tasks))).map(evaluate).collect()
+        for left in (out / EVALUATIONS).glob(".part-*.tmp"):  # of a failed attempt that was retried
+            left.unlink(missing_ok=True)
+        if not done:  # no group: one empty part file, as the in-process engine writes
+            pq.write_table(arrow_schema().empty_table(), out / EVALUATIONS / part_name(0))
         lap("evaluate")
 
-        n_rows, n_groups, failures, found = output_check(target, LOG_GROUPS)
-        executor_lib = (
-            spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("lagassign").__file__).first()
-        )
+        n_rows, n_groups, failures, found = output_check(out / EVALUATIONS, LOG_GROUPS)
+        expected = (sum(d["rows"] for d in done), plan.groups)
+        if (n_rows, n_groups) != expected:
+            raise EvaluationError(
+                f"evaluations {out}: the tasks wrote {expected[0]} rows of {expected[1]} groups, "
+                f"but {n_rows} rows of {n_groups} groups are there"
+            )
         lap("check")
         summary = make_summary(
             "spark",
             n_groups,
-            params.names(),
+            names,
             failures,
             n_rows,
             time.monotonic() - started,
             snapshot=str(snapshot),
-            options={k: v for k, v in params.options().items() if v is not None},
+            options={k: v for k, v in options.items() if v is not None},
             spark={
-                "master": spark.sparkContext.master,
-                "version": spark.version,
-                "tasks": tasks,
-                "output_files": files,
+                "master": sc.master,
+                "version": sc.version,
+                "tasks": len(plan.tasks),
+                "output_files": len(plan.tasks),
                 "library_driver": lagassign.__file__,
-                "library_executors": executor_lib,
+                "library_executors": done[0]["library"] if done else None,
                 "phases": phases,
             },
         )
@@ -230,7 +154,7 @@ def main(argv: list[str]) -> int:
             f"-> {out} in {summary['seconds']} s"
         )
     finally:
-        spark.stop()
+        sc.stop()
     return 0
 
 

@@ -24,16 +24,12 @@ from lagassign.core.synthetic import SHAPES, generate_case
 from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
 from lagassign.spark.submit import (
     JAVA_HOME,
-    STACKED_COLUMNS,
     build_pyfiles,
-    default_partitions,
-    estimated_cost,
-    evaluate_arrow_batches,
     run_spark_evaluation,
     spark_submit_settings,
-    spread_groups,
     submit_command,
 )
+from lagassign.spark.tasks import Task, cut_tasks, default_tasks, plan_tasks, run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     SUMMARY,
@@ -271,57 +267,46 @@ def test_rewriting_replaces_and_incomplete_output_is_refused(tmp_path, evaluated
         read_evaluations(out)
 
 
-def _stacked_batches(snapshot_dir: Path, groups: list[str], batch_rows: int) -> list:
-    """The Spark job's stacked rows (``STACKED_COLUMNS``, Spark's own types) of these groups, in
-    this order, each group's rows contiguous but in a scrambled order, cut into small batches."""
-    import pyarrow as pa
-
-    tables = {
-        n: pq.read_table(snapshot_dir / f"{n}.parquet").to_pylist()
-        for n in ("groups", "partitions", "members")
-    }
-    rows = []
-    for group in groups:
-        mine = [{**r, "_row": "g"} for r in tables["groups"] if r["group"] == group]
-        mine += [{**r, "_row": "p"} for r in reversed(tables["partitions"]) if r["group"] == group]
-        mine += [{**r, "_row": "m"} for r in tables["members"] if r["group"] == group]
-        random.Random(group).shuffle(mine)
-        rows += [{c: r.get(c) for c in STACKED_COLUMNS} for r in mine]
-    members = pq.read_schema(snapshot_dir / "members.parquet")
-    parts = pq.read_schema(snapshot_dir / "partitions.parquet")
-    types = {c: pa.string() for c in STACKED_COLUMNS}
-    types.update({c: parts.field(c).type for c in ("partition", "begin", "end", "committed")})
-    types.update({c: members.field(c).type for c in ("topics", "assignment", "capacity")})
-    types.update({"rate": pa.float64(), "racks": pa.list_(pa.string())})  # absent in this snapshot
-    table = pa.Table.from_pylist(rows, schema=pa.schema([(c, types[c]) for c in STACKED_COLUMNS]))
-    return table.to_batches(max_chunksize=batch_rows)
-
-
-def test_executor_function_equals_in_process(snapshot_dir, evaluated):
-    """``evaluate_arrow_batches`` on stacked rows as the Spark job hands them over (Arrow batches,
-    many groups each, a group running over batch boundaries), without Spark."""
-    groups = [
-        HUGE,
-        INVALID,
-        FAILED,
-        *sorted(e.group for e in evaluated if e.group not in (HUGE, INVALID, FAILED)),
+def test_executor_function_equals_in_process(snapshot_dir, evaluated, tmp_path):
+    """``run_task`` as the Spark job runs it, without Spark: each task writes its part file, and
+    the rows are the in-process engine's, whatever the tasks and the order of their groups."""
+    plan = plan_tasks(snapshot_dir, 2, tasks=3)
+    assert sorted(g.name for t in plan.tasks for g in t.groups) == [e.group for e in evaluated]
+    shuffled = [
+        Task(t.index, tuple(random.Random(t.index).sample(t.groups, len(t.groups)))) for t in plan.tasks
     ]
-    batches = _stacked_batches(snapshot_dir, groups, batch_rows=37)
-    out = pa.Table.from_batches(
-        list(evaluate_arrow_batches(batches, lagassign.strategy_names(), {})), schema=arrow_schema()
-    )
+    out = tmp_path / "out"
+    (out / EVALUATIONS).mkdir(parents=True)
+    done = [run_task(t, plan.files, out, lagassign.strategy_names(), {}) for t in shuffled]
+    parts = sorted((out / EVALUATIONS).iterdir())
+    assert [p.name for p in parts] == [f"part-{t.index:05d}.parquet" for t in plan.tasks]  # no temporary left
+    rows = pq.read_table(out / EVALUATIONS).to_pylist()
+    assert sum(d["rows"] for d in done) == len(rows)
     by_group = {e.group: e for e in evaluated}
-    assert out.to_pylist() == [row for g in groups for row in evaluation_rows(by_group[g])]
+    expected = [row for t in shuffled for g in t.groups for row in evaluation_rows(by_group[g.name])]
+    assert sorted(rows, key=_row_key) == sorted(expected, key=_row_key)
 
 
-def test_spread_groups_balances_estimated_cost():
-    costs = {f"g{i}": estimated_cost(100, 10) for i in range(40)} | {"big1": 10_000, "big2": 10_000}
-    spread = spread_groups(costs, 4)
-    assert set(spread.values()) == {0, 1, 2, 3}
-    assert spread["big1"] != spread["big2"]
-    load = [sum(c for g, c in costs.items() if spread[g] == t) for t in range(4)]
-    assert max(load) - min(load) <= max(costs.values())
-    assert spread == spread_groups(dict(reversed(costs.items())), 4)  # deterministic
+def _row_key(row: dict) -> tuple:
+    return (row["group"], row["position"] if row["position"] is not None else -1)
+
+
+def test_tasks_are_runs_of_about_equal_cost_costliest_first():
+    costs = [(f"g{i:02d}", 110) for i in range(40)]
+    costs[7] = ("big1", 10_000)
+    costs[30] = ("big2", 10_000)
+    tasks = cut_tasks(costs, 8)
+    assert sorted(g for t in tasks for g in t) == sorted(g for g, _ in costs)
+    cost = dict(costs)
+    loads = [sum(cost[g] for g in t) for t in tasks]
+    assert tasks[0] == ["big1"] and tasks[1] == ["big2"]  # alone, and first
+    assert loads == sorted(loads, reverse=True)
+    share = sum(cost.values()) / 8
+    assert all(load <= share for load, t in zip(loads, tasks, strict=True) if len(t) > 1)
+    order = [g for g, _ in costs if not g.startswith("big")]
+    for t in tasks[2:]:  # neighbours in the files stay together (around the big groups)
+        assert [order.index(g) for g in t] == list(range(order.index(t[0]), order.index(t[0]) + len(t)))
+    assert cut_tasks(costs, 8) == tasks  # deterministic
 
 
 # -- parameters and submission --------------------------------------------------------------------
@@ -383,9 +368,10 @@ def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
 
 
 def test_work_is_spread_over_enough_tasks():
-    assert default_partitions(20, 2) == 2  # small: one task per core
-    assert default_partitions(10_000, 2) == 16  # large: 8 per core
-    assert default_partitions(1, 8) == 1
+    assert default_tasks(20, 2_000, 2) == 2  # small: one task per core
+    assert default_tasks(10_000, 2_100_000, 2) == 32  # large: 16 per core
+    assert default_tasks(100_000, 21_000_000, 2) == 105  # larger: each task about 200,000
+    assert default_tasks(1, 10_000, 8) == 1
 
 
 # -- on Spark -------------------------------------------------------------------------------------
@@ -432,6 +418,7 @@ def test_spark_summary_and_schema(spark_out):
     # the library reached the executors as the --py-files zip, not from the venv
     assert "lagassign.zip" in summary["spark"]["library_executors"]
     parts = sorted((spark_out / EVALUATIONS).glob("part-*.parquet"))
-    assert len(parts) == summary["spark"]["output_files"] == 1
+    # one part file per task (a task per core here, and the costliest group alone)
+    assert len(parts) == summary["spark"]["output_files"] == summary["spark"]["tasks"] == 3
     schema = pq.read_schema(parts[0])
     assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in arrow_schema()]

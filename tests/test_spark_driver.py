@@ -1,37 +1,23 @@
-"""The Spark job's driver-side pieces that need no Spark: partition keys, group costs, the check."""
+"""The Spark job's driver side and its tasks, without Spark: the snapshot's layout, the tasks'
+reads whatever the files' order and row groups, and the check of the output."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from lagassign.pipeline.evaluation import EvaluationParams, run_local
-from lagassign.spark.submit import (
-    estimated_cost,
-    group_costs,
-    output_check,
-    spark_hash_long,
-    task_keys,
-)
+from lagassign.spark import tasks
+from lagassign.spark.submit import output_check
+from lagassign.spark.tasks import estimated_cost, file_layout, group_costs, plan_tasks, run_task
 from lagassign.tables.evaluations import EVALUATIONS, read_evaluation_rows, read_summary
 from lagassign.tables.snapshot import snapshot_groups
 from lagassign.tables.synthetic import generate_snapshot
 
-
-def test_spark_hash_of_bigints_matches_spark():
-    # Spark 4.2's SELECT hash(CAST(v AS BIGINT)) for these values (checked with a local session
-    # on 2,000 more values: all equal)
-    values = (0, 1, -1, 42, 2**40 + 7, -(2**63), 2**63 - 1)
-    expected = (-1670924195, -1712319331, -939490007, 1316951768, 995648648, -853646085, -1604625029)
-    assert tuple(spark_hash_long(v) for v in values) == expected
-
-
-@pytest.mark.parametrize("tasks", [1, 2, 5, 16, 64])
-def test_task_keys_are_the_smallest_key_of_each_bucket(tasks):
-    keys = task_keys(tasks)
-    assert [spark_hash_long(k) % tasks for k in keys] == list(range(tasks))
-    for t, key in enumerate(keys):  # no smaller key lands in that bucket
-        assert all(spark_hash_long(k) % tasks != t for k in range(key))
+STRATEGIES = ["current", "lag", "sticky", "drain-optimal"]
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +47,77 @@ def test_output_check_reads_what_the_summary_says(snapshot_dir, tmp_path):
         assert s.get("best") == (max(r["strategy"] for r in best) if best else None)
         current = [r["max_lag"] for r in mine if r["strategy"] == "current"]
         assert s.get("current") == (current[0] if current else None)
+
+
+def _rewrite(folder: Path, name: str, order: str, row_group: int) -> None:
+    """Rewrite a snapshot table: rows in another order, small row groups, a row without group."""
+    table = pq.read_table(folder / name)
+    rows = table.to_pylist()
+    if order == "split":  # every third group's last rows moved to the end: two runs each
+        moved = {i for i, r in enumerate(rows) if int(r["group"][-3:]) % 3 == 0 and i % 2}
+        rows = [r for i, r in enumerate(rows) if i not in moved] + [rows[i] for i in sorted(moved)]
+    elif order == "shuffled":
+        random.Random(5).shuffle(rows)
+    rows.insert(len(rows) // 2, {**rows[0], "group": None})
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), folder / name, row_group_size=row_group)
+
+
+@pytest.mark.parametrize("order", ["sorted", "split", "shuffled"])
+def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order, monkeypatch):
+    """Row ranges over many row groups (sorted files, groups in two runs), the filter for a
+    scattered file, a row without group, a duplicate group row: the same rows as in-process."""
+    monkeypatch.setattr(tasks, "READ_BATCH_ROWS", 41)  # the layout scan's runs cross batches
+    folder = generate_snapshot(tmp_path / "s", 24, 4, huge=0)
+    groups = pq.read_table(folder / "groups.parquet")
+    first = groups.slice(3, 1).to_pylist()[0]
+    duplicate = pa.Table.from_pylist([{**first, "error": "a second row is ignored"}], schema=groups.schema)
+    pq.write_table(pa.concat_tables([groups, duplicate]), folder / "groups.parquet")
+    _rewrite(folder, "partitions.parquet", order, 97)
+    _rewrite(folder, "members.parquet", order, 13)
+    layout = file_layout(folder / "partitions.parquet")
+    assert layout.scattered == (order == "shuffled")
+    if order == "sorted":  # one run per group across the scan's batches (two where the unnamed row cuts in)
+        assert sorted(len(r) for r in layout.ranges.values())[-2:] in ([1, 1], [1, 2])
+        total = pq.ParquetFile(folder / "partitions.parquet").metadata.num_rows - 1  # less the unnamed row
+        assert sum(layout.rows(g) for g in layout.ranges) == total
+    assert sum(len(r) for r in layout.ranges.values()) > 24 if order == "split" else True
+
+    plan = plan_tasks(folder, 2, tasks=4)
+    out = tmp_path / "spark"
+    (out / EVALUATIONS).mkdir(parents=True)
+    for task in plan.tasks:
+        run_task(task, plan.files, out, STRATEGIES, {})
+    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
+
+    def rows(path: Path) -> list[dict]:
+        got = pq.read_table(path / EVALUATIONS).to_pylist()
+        return sorted(got, key=lambda r: (r["group"], r["position"] if r["position"] is not None else -1))
+
+    assert rows(out) == rows(tmp_path / "local")
+
+
+def test_tasks_read_older_snapshots_without_the_optional_columns(tmp_path):
+    """Snapshots taken before rates, racks, capacities and group types were recorded."""
+    from lagassign.tables.snapshot import (
+        OPTIONAL_GROUP_COLUMNS,
+        OPTIONAL_MEMBER_COLUMNS,
+        OPTIONAL_PARTITION_COLUMNS,
+    )
+
+    folder = generate_snapshot(tmp_path / "s", 12, 6, huge=0)
+    for name, optional in (
+        ("groups.parquet", OPTIONAL_GROUP_COLUMNS),
+        ("partitions.parquet", OPTIONAL_PARTITION_COLUMNS),
+        ("members.parquet", OPTIONAL_MEMBER_COLUMNS),
+    ):
+        table = pq.read_table(folder / name)
+        pq.write_table(table.drop_columns([c for c in optional if c in table.column_names]), folder / name)
+    plan = plan_tasks(folder, 2, tasks=3)
+    out = tmp_path / "spark"
+    (out / EVALUATIONS).mkdir(parents=True)
+    for task in plan.tasks:
+        run_task(task, plan.files, out, STRATEGIES, {})
+    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
+    key = lambda r: (r["group"], r["position"] if r["position"] is not None else -1)  # noqa: E731
+    got = sorted(pq.read_table(out / EVALUATIONS).to_pylist(), key=key)
+    assert got == sorted(pq.read_table(tmp_path / "local" / EVALUATIONS).to_pylist(), key=key)

@@ -4,7 +4,7 @@ is where the evaluations go).
 Two engines produce the same output: ``evaluate_snapshot`` in this process, and the Spark job
 ``spark_jobs/evaluate_groups.py`` (``lagassign.spark``). Both turn one group's snapshot rows into
 an evaluation through ``evaluate_group_rows``, so they cannot drift apart; the Spark job only
-decides which executor runs which group.
+decides which executor runs which groups (its tasks read their groups' rows themselves).
 
 The Spark job takes its parameters from a JSON file (``EvaluationParams``), never from a
 command line built out of them.
@@ -38,8 +38,9 @@ Progress = Callable[[int, int, str], None]
 class EvaluationParams:
     """What one evaluation run does; the Spark job reads it from a JSON file (one argument).
 
-    ``partitions``: how many tasks share the groups on Spark (default from the cluster's
-    parallelism); ``output_files``: Parquet part files written (default one per 2,000 groups).
+    ``partitions``: how many tasks share the groups on Spark (default from the cluster's cores
+    and the work, ``lagassign.spark.tasks.default_tasks``). Each task writes its own Parquet part
+    file, so ``output_files`` sets the same number (``partitions`` wins when both are given).
     """
 
     snapshot: str
@@ -168,8 +169,8 @@ def evaluate_group_rows(
     snapshot failed for it, or its case is invalid).
 
     Rows are put in a canonical order first, so the result does not depend on the order in
-    which a reader (pyarrow, a Spark shuffle) delivers them. Never raises for one group's data:
-    a run over thousands of groups goes on.
+    which a reader (pyarrow in-process or in a Spark task) delivers them. Never raises for one
+    group's data: a run over thousands of groups goes on.
     """
     name = group_row["group"]
     # what the cluster runs for the group (absent from older snapshots and synthetic ones)

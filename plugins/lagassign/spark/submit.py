@@ -1,4 +1,4 @@
-"""Spark glue: how the evaluation job is submitted, and the function its executors run per group.
+"""Spark glue: how the evaluation job is submitted, and the driver's check of what it wrote.
 
 Submitting (driver side; the CLI, the tests and Airflow's SparkSubmitOperator use the same
 pieces from ``spark_submit_settings``):
@@ -12,11 +12,8 @@ pieces from ``spark_submit_settings``):
   from a venv fails without them), SPARK_LOCAL_IP=127.0.0.1 for local masters only;
 * conf: no UI, log level WARN.
 
-Executor side: ``evaluate_arrow_batches`` (the job's ``mapInArrow`` function) turns a task's
-stacked rows, Arrow batches of many groups each, into batches of evaluation rows, each group
-through ``lagassign.pipeline.evaluation.evaluate_group_rows``, the function the in-process engine
-uses too. No pandas and no JSON on the way in: a group's trip costs a few microseconds per row.
-Which task runs which group is decided on the driver by estimated cost (``spread_groups``).
+What the tasks do and which task runs which group: ``lagassign.spark.tasks``. After the tasks,
+``output_check`` reads the written evaluations back on the driver for the summary.
 
 Importing this module is cheap (no pyspark, no pandas): DAG files import it at parse time.
 """
@@ -24,23 +21,19 @@ Importing this module is cheap (no pyspark, no pandas): DAG files import it at p
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..pipeline.evaluation import evaluate_group_rows
-from ..tables.evaluations import EvaluationError, arrow_schema, evaluation_rows
+from ..tables.evaluations import EvaluationError
 
 DEFAULT_MASTER = "local[2]"
 JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"  # Spark 4 needs Java 17+; another JDK is installed too
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # plugins/lagassign
 PROJECT_ROOT = PACKAGE_DIR.parent.parent  # plugins/lagassign -> the repository (editable install)
-GROUPS_PER_OUTPUT_FILE = 2000
 
 
 def application_path() -> Path:
@@ -133,19 +126,28 @@ def log_config() -> Path | None:
     return path if path.is_file() else None
 
 
+#: The JVMs only start the context and schedule tasks (the work is in the Python workers): the
+#: client compiler alone and the serial collector halve their CPU (at 1,000 groups 7.6 -> 3.6 s)
+#: and the start phase (3.1 -> 1.8 s); with no hot loop left in the JVM, nothing is lost.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def spark_conf() -> dict[str, str]:
-    """Spark settings for the job (the job sets its shuffle partitions itself, from the groups).
+    """Spark settings for the job (the job decides its tasks itself, from the groups).
 
     The driver logs warnings only from its first line (``log4j2.properties``): ``spark.log.level``
-    applies once the context runs, after Spark's start-up lines filled the evaluate task's log."""
+    applies once the context runs, after Spark's start-up lines filled the evaluate task's log.
+    Both driver and executor JVMs get ``JVM_OPTIONS``."""
     conf = {
         "spark.ui.enabled": "false",
         "spark.log.level": "WARN",
         "spark.python.worker.faulthandler.enabled": "true",
+        "spark.driver.extraJavaOptions": JVM_OPTIONS,
+        "spark.executor.extraJavaOptions": JVM_OPTIONS,
     }
     logs = log_config()
     if logs is not None:
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()}"
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()} {JVM_OPTIONS}"
     return conf
 
 
@@ -205,117 +207,34 @@ def run_spark_evaluation(
     return read_summary(params.out)
 
 
-# -- the job's sizing ---------------------------------------------------------------------------
-
-
-MIN_GROUPS_PER_TASK = 25
-GROUP_COST = 10  # a group's fixed cost, in partition rows (parsing, twelve strategies' set-up)
-
-
-def default_partitions(groups: int, parallelism: int) -> int:
-    """Tasks sharing the groups: up to 8 per core, so a core that drew a slow task is not left
-    holding a long queue; but every core gets work, and a task gets at least
-    MIN_GROUPS_PER_TASK groups (a task costs ~0.1 s by itself)."""
-    cores = max(1, parallelism)
-    return max(1, min(groups, 8 * cores, max(cores, math.ceil(groups / MIN_GROUPS_PER_TASK))))
-
-
-def default_output_files(groups: int) -> int:
-    """Parquet part files: one per GROUPS_PER_OUTPUT_FILE groups."""
-    return max(1, math.ceil(groups / GROUPS_PER_OUTPUT_FILE))
-
-
-def estimated_cost(partitions: int, members: int) -> int:
-    """About how long a group takes, in partition rows: measured on the synthetic snapshots, the
-    strategies' time grows with the partitions (~0.1 ms each, all strategies) over a fixed
-    ~1 ms; members add a little."""
-    return GROUP_COST + partitions + members
-
-
-def spread_groups(costs: Mapping[str, int], tasks: int) -> dict[str, int]:
-    """Group -> task (0 .. tasks-1) with about equal summed cost per task: the costliest group
-    first, each to the task with the least cost so far (longest-processing-time first), so a
-    big group lands on a task of few small ones instead of straggling behind a full one.
-    Deterministic: ties go by group name and the lowest task number."""
-    import heapq
-
-    heap = [(0, t) for t in range(max(1, tasks))]
-    out: dict[str, int] = {}
-    for group, cost in sorted(costs.items(), key=lambda gc: (-gc[1], gc[0])):
-        load, task = heapq.heappop(heap)
-        out[group] = task
-        heapq.heappush(heap, (load + cost, task))
-    return out
-
-
-def spark_hash_long(value: int) -> int:
-    """Spark's ``hash(value)`` of a bigint (Murmur3 x86 32-bit, seed 42; what
-    ``repartition(n, column)`` partitions a bigint column by): lets the driver pick partition
-    keys without running a Spark job."""
-    mask = 0xFFFFFFFF
-
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & mask
-
-    def mix(h1: int, k1: int) -> int:
-        k1 = rotl((k1 * 0xCC9E2D51) & mask, 15) * 0x1B873593 & mask
-        return (rotl(h1 ^ k1, 13) * 5 + 0xE6546B64) & mask
-
-    v = value & 0xFFFFFFFFFFFFFFFF
-    h1 = mix(mix(42, v & mask), v >> 32) ^ 8
-    h1 = ((h1 ^ (h1 >> 16)) * 0x85EBCA6B) & mask
-    h1 = ((h1 ^ (h1 >> 13)) * 0xC2B2AE35) & mask
-    h1 ^= h1 >> 16
-    return h1 - (1 << 32) if h1 & 0x80000000 else h1
-
-
-def task_keys(tasks: int) -> list[int]:
-    """For each task t, the smallest bigint key that ``repartition(tasks, key)`` (pmod(hash(key),
-    tasks)) sends to partition t, so the driver's spread of the groups is what the tasks get,
-    with no two buckets sharing a task. Computed here, not by a Spark job."""
-    keys: dict[int, int] = {}
-    key = 0
-    while len(keys) < tasks:
-        keys.setdefault(spark_hash_long(key) % tasks, key)  # Python's % is pmod for tasks > 0
-        key += 1
-    return [keys[t] for t in range(tasks)]
-
-
-def group_costs(folder: str | Path) -> dict[str, int]:
-    """Group -> estimated cost (``estimated_cost``) of a snapshot's named groups, from its
-    partition and member counts, read on the driver with pyarrow (only the ``group`` columns:
-    100,000 groups in well under a second; a Spark aggregation costs seconds of jobs)."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    from ..tables.snapshot import GROUPS, MEMBERS, PARTITIONS
-
-    def counts(name: str) -> dict[str, int]:
-        found = pc.value_counts(pq.read_table(Path(folder, name), columns=["group"]).column("group"))
-        return dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True))
-
-    names = pq.read_table(Path(folder, GROUPS), columns=["group"]).column("group").drop_null()
-    parts, members = counts(PARTITIONS), counts(MEMBERS)
-    return {g: estimated_cost(parts.get(g, 0), members.get(g, 0)) for g in pc.unique(names).to_pylist()}
+# -- after the job -----------------------------------------------------------------------------
 
 
 def output_check(
     target: str | Path, limit: int
 ) -> tuple[int, int, list[dict[str, Any]], list[dict[str, Any]]]:
     """(rows, groups, failures, log rows of the first ``limit`` groups by name) of the
-    evaluations the job wrote, read back on the driver with pyarrow (five small columns; two
-    Spark jobs cost seconds). A log row is ``{group, current, best, best_lag, error}`` as
-    ``tables.evaluations.group_lines`` takes it (each the largest value among the group's rows)."""
+    evaluations the job wrote, read back on the driver with pyarrow, one batch at a time (five
+    small columns; memory grows only with the group names). A log row is ``{group, current,
+    best, best_lag, error}`` as ``tables.evaluations.group_lines`` takes it (each the largest
+    value among the group's rows)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    import pyarrow.dataset as ds
 
-    table = pq.read_table(target, columns=["group", "strategy", "error", "best", "max_lag"])
-    names = sorted(pc.unique(table.column("group")).to_pylist())
-    failed = table.filter(pc.is_valid(table.column("error"))).select(["group", "error"]).to_pylist()
-    first = names[:limit]
+    data = ds.dataset(target, format="parquet")
+    rows, names, failed = 0, set[str](), list[dict[str, Any]]()
+    for batch in data.to_batches(columns=["group", "error"], batch_size=1 << 16, use_threads=False):
+        rows += batch.num_rows
+        names.update(pc.unique(batch.column("group")).to_pylist())
+        errors = batch.filter(pc.is_valid(batch.column("error")))
+        failed += pa.Table.from_batches([errors]).to_pylist() if errors.num_rows else []
+    first = sorted(names)[:limit]
     found: dict[str, dict[str, Any]] = {g: {"group": g} for g in first}
-    shown = table.filter(pc.is_in(table.column("group"), pa.array(first, pa.string())))
+    shown = data.to_table(
+        columns=["group", "strategy", "error", "best", "max_lag"],
+        filter=ds.field("group").isin(pa.array(first, pa.string())),
+    )
 
     def most(row: dict[str, Any], key: str, value: Any) -> None:
         if value is not None and (row.get(key) is None or value > row[key]):
@@ -327,136 +246,19 @@ def output_check(
         most(row, "best", r["strategy"] if r["best"] else None)
         most(row, "best_lag", r["max_lag"] if r["best"] else None)
         most(row, "error", r["error"])
-    return table.num_rows, len(names), failed, list(found.values())
-
-
-# -- executor side ------------------------------------------------------------------------------
-
-# The stacked frame the job hands to the executors: one row per group ("g"), partition ("p")
-# and member ("m"), in Spark's own types (Arrow carries int64 with nulls exactly, and topics and
-# assignment as lists), each task's rows sorted so one group's rows are contiguous.
-STACKED_COLUMNS = (
-    "group",
-    "_row",
-    "auto_offset_reset",
-    "error",
-    "protocol",
-    "group_type",
-    "topic",
-    "partition",
-    "begin",
-    "end",
-    "committed",
-    "rate",
-    "racks",
-    "member_id",
-    "instance_id",
-    "topics",
-    "assignment",
-    "rack",
-    "capacity",
-)
-_PARTITION_KEYS = ("group", "topic", "partition", "begin", "end", "committed", "rate", "racks")
-_MEMBER_KEYS = ("group", "member_id", "instance_id", "topics", "assignment", "rack", "capacity")
-OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch handed back to Spark
-
-
-def group_evaluator(strategies: Sequence[str], options: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """The ``mapInArrow`` function for these strategies and options (a plain function, which
-    Spark pickles with its arguments; executors import this module from the zip)."""
-    names, opts = list(strategies), dict(options)
-
-    def evaluate(batches):  # no type hints: Spark would try to infer the UDF type from them
-        return evaluate_arrow_batches(batches, names, opts)
-
-    return evaluate
-
-
-_NO_GROUP = object()
-
-
-def _stacked_groups(
-    batches: Iterable[Any],
-) -> Iterator[tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]]:
-    """(group row or None, partition rows, member rows) per group of a stream of stacked Arrow
-    batches whose rows are contiguous per group (a group may run over a batch boundary)."""
-    current: Any = _NO_GROUP
-    grow: dict[str, Any] | None = None
-    parts: list[dict[str, Any]] = []
-    members: list[dict[str, Any]] = []
-    for batch in batches:
-        cols = {name: batch.column(name).to_pylist() for name in STACKED_COLUMNS}
-        groups, kinds = cols["group"], cols["_row"]
-        pcols = [cols[k] for k in _PARTITION_KEYS]
-        mcols = [cols[k] for k in _MEMBER_KEYS]
-        for i in range(batch.num_rows):
-            group = groups[i]
-            if group != current:
-                if current is not _NO_GROUP:
-                    yield grow, parts, members
-                current, grow, parts, members = group, None, [], []
-            kind = kinds[i]
-            if kind == "p":
-                parts.append({k: c[i] for k, c in zip(_PARTITION_KEYS, pcols, strict=True)})
-            elif kind == "m":
-                members.append({k: c[i] for k, c in zip(_MEMBER_KEYS, mcols, strict=True)})
-            elif grow is None:  # a duplicate group row is evaluated once, as in-process
-                grow = {
-                    "group": group,
-                    "auto_offset_reset": cols["auto_offset_reset"][i],
-                    "error": cols["error"][i],
-                    "protocol": cols["protocol"][i],
-                    "group_type": cols["group_type"][i],
-                }
-    if current is not _NO_GROUP:
-        yield grow, parts, members
-
-
-def evaluate_arrow_batches(
-    batches: Iterable[Any], strategies: Sequence[str], options: Mapping[str, Any]
-) -> Iterator[Any]:
-    """``mapInArrow`` function: a task's stacked rows (Arrow batches, each group's rows
-    contiguous) -> Arrow batches of evaluation rows (``FIELDS``), many groups per batch.
-
-    Each group goes through ``evaluate_group_rows``, the in-process engine's function, with rows
-    shaped as the in-process reader gives them (pyarrow's ``to_pylist``). A group without a
-    groups.parquet row yields nothing, as in the in-process engine.
-    """
-    import pyarrow as pa
-
-    schema = arrow_schema()
-    rows: list[dict[str, Any]] = []
-    for grow, parts, members in _stacked_groups(batches):
-        if grow is None:
-            continue
-        rows += evaluation_rows(evaluate_group_rows(grow, parts, members, strategies, options))
-        if len(rows) >= OUTPUT_BATCH_ROWS:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
-            rows = []
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    return rows, len(names), failed, list(found.values())
 
 
 __all__ = [
     "DEFAULT_MASTER",
-    "STACKED_COLUMNS",
     "application_path",
     "build_pyfiles",
-    "default_output_files",
-    "default_partitions",
-    "estimated_cost",
-    "evaluate_arrow_batches",
-    "group_costs",
-    "group_evaluator",
     "output_check",
     "pyfiles_path",
     "run_spark_evaluation",
     "spark_binary",
     "spark_conf",
     "spark_env",
-    "spark_hash_long",
     "spark_submit_settings",
-    "spread_groups",
     "submit_command",
-    "task_keys",
 ]

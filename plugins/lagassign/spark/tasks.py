@@ -1,0 +1,466 @@
+"""The Spark job's work: which groups each task evaluates (driver side) and the task itself
+(executor side). Spark only schedules the tasks; it never sees a snapshot row.
+
+Driver side (``plan_tasks``): the driver reads the snapshot's ``group`` columns with pyarrow,
+streaming (``file_layout``: each group's row ranges in ``partitions.parquet`` and
+``members.parquet``, from a run-end encoding of the column, one row group at a time), and
+``groups.parquet`` (one row per group, small). From the row counts it estimates each group's
+cost (``estimated_cost``) and cuts the groups, in the files' order, into many tasks of about
+equal cost: several per core, so Spark's scheduler balances them dynamically (a core that
+finished early takes the next task); a group costlier than a task's share is a task of its own;
+the costliest tasks come first, and Spark launches a stage's tasks in index order.
+
+Executor side (``run_task``): a task reads only its groups' rows with pyarrow (the row groups
+its ranges touch, then a slice per group), evaluates each group through
+``lagassign.pipeline.evaluation.evaluate_group_rows``, the in-process engine's function, with
+the columns it uses, valued as the in-process reader gives them (pyarrow's ``to_pylist``; a
+column older snapshots lack is null), and writes its own
+Parquet part file into ``OUT/evaluations.parquet`` (under a hidden temporary name, renamed when
+complete, so a retried task replaces its file whole). It returns counts only.
+
+Row ranges need each group's rows together in a file, which every writer here gives (the
+Kafka edge's snapshot and the synthetic one are written group by group). A file whose groups
+are scattered over many runs is read by a filter instead (each task scans that whole file for
+its groups: correct, slower).
+
+Tasks read the snapshot and write OUT by path: both must be at the same path on the driver and
+on every executor (one machine, or a shared file system).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..pipeline.evaluation import evaluate_group_rows
+from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_rows
+from ..tables.snapshot import (
+    GROUP_COLUMNS,
+    GROUPS,
+    MEMBER_COLUMNS,
+    MEMBERS,
+    PARTITION_COLUMNS,
+    PARTITIONS,
+)
+
+# Columns each reader takes: what ``evaluate_group_rows`` uses (the group row's kind, state and
+# plan version, a partition's lag and lag_s, a member's client id and host are not used).
+GROUP_KEYS = ("group", "auto_offset_reset", "error", "protocol")
+OPTIONAL_GROUP_KEYS = ("group_type",)
+PARTITION_KEYS = ("topic", "partition", "begin", "end", "committed")
+OPTIONAL_PARTITION_KEYS = ("rate", "racks")
+MEMBER_KEYS = ("member_id", "instance_id", "topics", "assignment")
+OPTIONAL_MEMBER_KEYS = ("rack", "capacity")
+
+TASKS_PER_CORE = 16  # several per core: the scheduler balances them as cores free up
+TASK_COST = 200_000  # at most about 5 s of one core per task: a task's rows stay few at any size
+MIN_GROUPS_PER_TASK = 25  # a task costs ~0.1 s by itself (reading its row groups, a file)
+GROUP_COST = 10  # a group's fixed cost, in partition rows (a group without rows costs little)
+MEMBER_COST = 10  # a member weighs about as much as ten partitions
+SCATTERED_RUNS = 2  # more runs per group than this in a file: read it by filter, not by ranges
+READ_BATCH_ROWS = 1 << 20  # rows of the group column per step of the driver's layout scan
+OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch written
+
+
+def estimated_cost(partitions: int, members: int) -> int:
+    """About how long a group takes, in partition rows. Fitted on the 10,000-group synthetic
+    snapshot (seed 7; 400 groups and its four 10,000-partition ones, every strategy, CPU time):
+    about 30 us per partition and 250-450 us per member, no fixed part to speak of, so a
+    typical group (100 partitions, 10 members) costs about 210 (5 ms) and a 10,000-partition
+    group with 150 members about 11,500 (0.3-0.6 s): 60 typical groups, not the 85 that
+    counting partitions and members alike gave."""
+    return GROUP_COST + partitions + MEMBER_COST * members
+
+
+# -- driver: the snapshot's layout ----------------------------------------------------------------
+
+Ranges = tuple[tuple[int, int], ...]
+"""Row ranges (start, stop) of one group in one file, in file order."""
+
+
+@dataclass
+class FileLayout:
+    """Where each group's rows are in one snapshot file: ranges per group, or ``scattered``
+    (too many runs: the tasks filter the file by group instead)."""
+
+    path: str
+    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    scattered: bool = False
+
+    def rows(self, group: str) -> int:
+        return sum(stop - start for start, stop in self.ranges.get(group, ()))
+
+    def first(self, group: str) -> int:
+        found = self.ranges.get(group)
+        return found[0][0] if found else -1
+
+
+def file_layout(path: str | Path) -> FileLayout:
+    """Each group's row ranges in a snapshot file, from its ``group`` column read one row group
+    at a time (memory stays flat however large the file): runs of equal names, merged across
+    batch boundaries; rows without a group are left out."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    layout = FileLayout(str(path))
+    ranges = layout.ranges
+    offset, runs = 0, 0
+    last: str | None = None
+    for batch in pq.ParquetFile(path).iter_batches(
+        batch_size=READ_BATCH_ROWS, columns=["group"], use_threads=False
+    ):
+        encoded = pc.run_end_encode(batch.column(0))
+        ends = (np.asarray(encoded.run_ends.to_numpy(zero_copy_only=False), dtype=np.int64) + offset).tolist()
+        start = offset
+        for name, stop in zip(encoded.values.to_pylist(), ends, strict=True):
+            if name is not None:
+                mine = ranges.setdefault(name, [])
+                if name == last and mine and mine[-1][1] == start:
+                    mine[-1] = (mine[-1][0], stop)  # the run goes on over the batch boundary
+                else:
+                    mine.append((start, stop))
+                    runs += 1
+            last, start = name, stop
+        offset += batch.num_rows
+    layout.scattered = runs > SCATTERED_RUNS * len(ranges) + 16
+    return layout
+
+
+GROUP_ROW = (*GROUP_KEYS, *OPTIONAL_GROUP_KEYS)
+"""The fields of a group row as the plan carries it (a tuple: the plan stays small)."""
+
+
+def group_rows(path: str | Path) -> dict[str, tuple[Any, ...]]:
+    """Named group -> its row of ``groups.parquet`` (the first one, as in-process): the values
+    of GROUP_ROW (``group_type`` absent from older snapshots: null)."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    columns = [c for c in GROUP_ROW if c in names]
+    table = pq.read_table(path, columns=columns)
+    values = [table.column(c).to_pylist() if c in columns else [None] * table.num_rows for c in GROUP_ROW]
+    out: dict[str, tuple[Any, ...]] = {}
+    for row in zip(*values, strict=True):
+        if row[0] is not None and row[0] not in out:
+            out[row[0]] = row
+    return out
+
+
+def _check_columns(folder: Path, name: str, columns: Sequence[str]) -> list[str]:
+    """The file's column names, after checking it exists and has the required ones."""
+    import pyarrow.parquet as pq
+
+    path = folder / name
+    if not path.exists():
+        raise EvaluationError(f"snapshot {folder}: {name} is missing")
+    present = pq.read_schema(path).names
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise EvaluationError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
+    return present
+
+
+Layout = tuple[dict[str, tuple[Any, ...]], FileLayout, FileLayout]
+"""(named group rows, partitions layout, members layout) of a snapshot."""
+
+
+class GroupWork(NamedTuple):
+    """One group of a task: its group row (GROUP_ROW's values) and its row ranges in each file
+    (None: the file is read by filter). A tuple: a plan of 100,000 groups stays small."""
+
+    values: tuple[Any, ...]
+    parts: Ranges | None
+    members: Ranges | None
+    cost: int
+
+    @property
+    def name(self) -> str:
+        return str(self.values[0])
+
+    def row(self) -> dict[str, Any]:
+        """The group row as ``evaluate_group_rows`` takes it."""
+        return dict(zip(GROUP_ROW, self.values, strict=True))
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one Spark task does: evaluate these groups, write part file ``index``."""
+
+    index: int
+    groups: tuple[GroupWork, ...]
+
+    @property
+    def cost(self) -> int:
+        return sum(g.cost for g in self.groups)
+
+
+@dataclass(frozen=True)
+class Files:
+    """The snapshot files every task reads, and the columns it takes from each."""
+
+    partitions: str
+    members: str
+    partition_columns: tuple[str, ...]
+    member_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The driver's plan: the tasks, costliest first, and the files they read."""
+
+    tasks: tuple[Task, ...]
+    groups: int
+    files: Files
+
+
+def snapshot_layout(folder: str | Path) -> Layout:
+    """(named group rows, partitions layout, members layout) of a snapshot, after checking its
+    tables and columns as the in-process reader does."""
+    folder = Path(folder)
+    _check_columns(folder, GROUPS, GROUP_COLUMNS)
+    _check_columns(folder, PARTITIONS, PARTITION_COLUMNS)
+    _check_columns(folder, MEMBERS, MEMBER_COLUMNS)
+    return group_rows(folder / GROUPS), file_layout(folder / PARTITIONS), file_layout(folder / MEMBERS)
+
+
+def group_costs(folder: str | Path) -> dict[str, int]:
+    """Group -> estimated cost (``estimated_cost``) of a snapshot's named groups, from their
+    partition and member row counts (``file_layout``)."""
+    rows, parts, members = snapshot_layout(folder)
+    return {g: estimated_cost(parts.rows(g), members.rows(g)) for g in rows}
+
+
+def default_tasks(groups: int, cost: int, parallelism: int) -> int:
+    """How many tasks share the groups: TASKS_PER_CORE per core, more when the work is large
+    (each at most about TASK_COST, so a task's rows and output stay small at any size), but
+    at least MIN_GROUPS_PER_TASK groups a task and every core with work."""
+    cores = max(1, parallelism)
+    wanted = max(TASKS_PER_CORE * cores, math.ceil(cost / TASK_COST))
+    return max(1, min(groups, wanted, max(cores, math.ceil(groups / MIN_GROUPS_PER_TASK))))
+
+
+def cut_tasks(costs: Sequence[tuple[str, int]], tasks: int) -> list[list[str]]:
+    """Groups (in file order, with their costs) cut into runs of about equal cost, the costliest
+    first: a run closes before it would pass the total over ``tasks``; a group costing that
+    much or more is a task of its own. Neighbours in the files stay together, so each task reads
+    few row groups. Deterministic (ties keep file order)."""
+    total = sum(c for _, c in costs)
+    share = total / max(1, tasks)
+    out: list[tuple[int, list[str]]] = []
+    run: list[str] = []
+    load = 0
+    for name, cost in costs:
+        if cost >= share:
+            out.append((cost, [name]))
+            continue
+        if run and load + cost > share:
+            out.append((load, run))
+            run, load = [], 0
+        run.append(name)
+        load += cost
+    if run:
+        out.append((load, run))
+    order = sorted(range(len(out)), key=lambda i: (-out[i][0], i))
+    return [out[i][1] for i in order]
+
+
+def plan_tasks(
+    folder: str | Path, parallelism: int, tasks: int | None = None, layout: Layout | None = None
+) -> Plan:
+    """The tasks for a snapshot (about ``tasks`` of them, else ``default_tasks``), from its
+    ``snapshot_layout`` (read here unless given)."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    rows, parts, members = layout if layout is not None else snapshot_layout(folder)
+    work: dict[str, GroupWork] = {}
+    for name, row in rows.items():
+        work[name] = GroupWork(
+            row,
+            None if parts.scattered else tuple(parts.ranges.get(name, ())),
+            None if members.scattered else tuple(members.ranges.get(name, ())),
+            estimated_cost(parts.rows(name), members.rows(name)),
+        )
+
+    def position(name: str) -> tuple[int, int, str]:  # file order: partitions, then members
+        p, m = parts.first(name), members.first(name)
+        return (p if p >= 0 else 1 << 62, m if m >= 0 else 1 << 62, name)
+
+    ordered = sorted(work, key=position)
+    total = sum(w.cost for w in work.values())
+    count = tasks or default_tasks(len(work), total, parallelism)
+    cut = cut_tasks([(g, work[g].cost) for g in ordered], count)
+
+    def present(path: Path, keys: Sequence[str], optional: Sequence[str]) -> tuple[str, ...]:
+        names = pq.read_schema(path).names
+        return (*keys, *(c for c in optional if c in names))
+
+    return Plan(
+        tasks=tuple(Task(i, tuple(work[g] for g in names)) for i, names in enumerate(cut)),
+        groups=len(work),
+        files=Files(
+            parts.path,
+            members.path,
+            present(folder / PARTITIONS, PARTITION_KEYS, OPTIONAL_PARTITION_KEYS),
+            present(folder / MEMBERS, MEMBER_KEYS, OPTIONAL_MEMBER_KEYS),
+        ),
+    )
+
+
+# -- executor: one task ---------------------------------------------------------------------------
+
+
+def _ranged_rows(
+    path: str, columns: Sequence[str], keys: Sequence[str], groups: Sequence[Ranges]
+) -> Iterator[list[dict[str, Any]]]:
+    """Each group's rows (dicts of ``keys``, nulls for optional columns the file lacks), read
+    from the row groups the ranges touch, one group at a time, in the given order."""
+    import bisect
+
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    meta = file.metadata
+    starts = [0]
+    for i in range(meta.num_row_groups):
+        starts.append(starts[-1] + meta.row_group(i).num_rows)
+    needed = sorted(
+        {
+            rg
+            for ranges in groups
+            for start, stop in ranges
+            for rg in range(bisect.bisect_right(starts, start) - 1, bisect.bisect_left(starts, stop))
+        }
+    )
+    table = file.read_row_groups(needed, columns=list(columns), use_threads=False) if needed else None
+    local = {}  # row group -> where its first row is in ``table``
+    at = 0
+    for rg in needed:
+        local[rg] = at
+        at += starts[rg + 1] - starts[rg]
+    missing = dict.fromkeys(k for k in keys if k not in columns)
+    for ranges in groups:
+        rows: list[dict[str, Any]] = []
+        for start, stop in ranges:
+            rg = bisect.bisect_right(starts, start) - 1
+            assert table is not None
+            piece = table.slice(local[rg] + start - starts[rg], stop - start).to_pylist()
+            rows += [{**missing, **r} for r in piece] if missing else piece
+        yield rows
+
+
+def _filtered_rows(
+    path: str, columns: Sequence[str], keys: Sequence[str], names: Sequence[str]
+) -> Iterator[list[dict[str, Any]]]:
+    """Each group's rows as ``_ranged_rows``, from a file whose groups are scattered: the whole
+    file filtered down to these groups, bucketed in file order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["group", *columns])
+    table = table.filter(pc.is_in(table.column("group"), value_set=pa.array(list(names), pa.string())))
+    missing = dict.fromkeys(k for k in keys if k not in columns)
+    buckets: dict[str, list[dict[str, Any]]] = {}
+    for row in table.to_pylist():
+        group = row.pop("group")
+        buckets.setdefault(group, []).append({**missing, **row} if missing else row)
+    for name in names:
+        yield buckets.pop(name, [])
+
+
+def _rows(
+    path: str,
+    columns: Sequence[str],
+    keys: Sequence[str],
+    groups: Sequence[GroupWork],
+    ranges: Sequence[Ranges | None],
+) -> Iterator[list[dict[str, Any]]]:
+    if any(r is None for r in ranges):
+        return _filtered_rows(path, columns, keys, [g.name for g in groups])
+    return _ranged_rows(path, columns, keys, [r for r in ranges if r is not None])
+
+
+def part_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+def run_task(
+    task: Task, files: Files, out: str | Path, strategies: Sequence[str], options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Evaluate a task's groups and write them as ``OUT/evaluations.parquet/part-NNNNN.parquet``;
+    returns ``{task, groups, rows, library}`` (counts only: the rows go to the file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import lagassign
+
+    folder = Path(out) / EVALUATIONS
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / part_name(task.index)
+    tmp = folder / f".{final.name}.{os.getpid()}.tmp"  # hidden: readers skip it
+    parts = _rows(
+        files.partitions,
+        files.partition_columns,
+        (*PARTITION_KEYS, *OPTIONAL_PARTITION_KEYS),
+        task.groups,
+        [g.parts for g in task.groups],
+    )
+    members = _rows(
+        files.members,
+        files.member_columns,
+        (*MEMBER_KEYS, *OPTIONAL_MEMBER_KEYS),
+        task.groups,
+        [g.members for g in task.groups],
+    )
+    schema = arrow_schema()
+    written = 0
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for batch in _batches(task.groups, parts, members, strategies, options):
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
+            written += len(batch)
+    tmp.replace(final)
+    return {"task": task.index, "groups": len(task.groups), "rows": written, "library": lagassign.__file__}
+
+
+def _batches(
+    groups: Sequence[GroupWork],
+    parts: Iterable[list[dict[str, Any]]],
+    members: Iterable[list[dict[str, Any]]],
+    strategies: Sequence[str],
+    options: Mapping[str, Any],
+) -> Iterator[list[dict[str, Any]]]:
+    """Evaluation rows of the groups, one group at a time, in batches of OUTPUT_BATCH_ROWS."""
+    rows: list[dict[str, Any]] = []
+    for work, p, m in zip(groups, parts, members, strict=True):
+        rows += evaluation_rows(evaluate_group_rows(work.row(), p, m, strategies, options))
+        if len(rows) >= OUTPUT_BATCH_ROWS:
+            yield rows
+            rows = []
+    if rows:
+        yield rows
+
+
+__all__ = [
+    "FileLayout",
+    "Files",
+    "GroupWork",
+    "Layout",
+    "Plan",
+    "Task",
+    "cut_tasks",
+    "default_tasks",
+    "estimated_cost",
+    "file_layout",
+    "group_costs",
+    "group_rows",
+    "part_name",
+    "plan_tasks",
+    "run_task",
+    "snapshot_layout",
+]
