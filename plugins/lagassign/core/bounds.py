@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import NUMPY_FROM, GroupSnapshot
+from .model import NUMPY_FROM, GroupSnapshot, gc_paused
 
 #: a pool's lags: a list, or a numpy array for large pools
 Lags = Sequence[int] | np.ndarray
@@ -39,6 +39,7 @@ _SUM_LIMIT = 2**62
 # ---- the group-level bounds ------------------------------------------------------------------
 
 
+@gc_paused
 def lower_bound_max_lag(group: GroupSnapshot) -> int:
     """A valid lower bound on the smallest achievable max member lag for this group.
 
@@ -74,6 +75,7 @@ def _lower_bound_max_lag(group: GroupSnapshot) -> int:
     return bound
 
 
+@gc_paused
 def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> int:
     """A lower bound on the max member lag of every assignment that keeps the count guarantee.
 
@@ -83,6 +85,8 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
     share no topic, directly or through others, do not constrain each other, so each group
     of members with one shared subscription is bounded on its own. Never below
     ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
+
+    Both run with the cycle collector paused (``gc_paused``), as parsing and the strategies do.
     """
     key = ("balanced-bound", count_slack)
     if key not in group.memo:
