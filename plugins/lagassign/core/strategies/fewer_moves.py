@@ -221,6 +221,7 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in tps:
         by_topic.setdefault(tp.topic, []).append(tp)
+    per_taker: dict[int, dict[str, tuple[int, TopicPartition]]] = {}
     for topic, held in by_topic.items():
         returning: dict[str, TopicPartition] = {}
         foreign: TopicPartition | None = None
@@ -231,18 +232,24 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
                 own = tp
             else:
                 foreign = tp
-                if prev is not None:
-                    returning.setdefault(prev, tp)
+                if prev is not None and prev not in returning:
+                    returning[prev] = tp
         base: tuple[int, TopicPartition] = (0, foreign) if foreign is not None else (1, own)
         for taker in scope.subscribers[topic]:
             if taker == giver:
                 continue
             t = index[taker]
-            back = returning.get(taker)
+            back = returning.get(taker) if returning else None
             best = (-1, back) if back is not None else base
-            choices.setdefault((g, t), {})[topic] = best
+            mine = per_taker.get(t)
+            if mine is None:
+                per_taker[t] = {topic: best}
+            else:
+                mine[topic] = best
             if best[0] < row[t]:
                 row[t] = best[0]
+    for t, per_topic in per_taker.items():
+        choices[(g, t)] = per_topic
     return row, choices
 
 
@@ -291,13 +298,17 @@ def _shortest_plain(costs: Matrix) -> tuple[Matrix, Matrix]:
 def _path(nxt: Matrix, start: int, end: int, n: int) -> list[int] | None:
     """The members along the shortest chain from ``start`` to ``end`` (None if it loops)."""
     path = [start]
+    seen: set[int] = set()  # path[1:]: the start may come back only as the end (a cycle)
+    at = start
     while True:
-        step = nxt[path[-1]][end]
-        if step in path[1:] or len(path) > n + 1:
+        step = nxt[at][end]
+        if step in seen or len(path) > n + 1:
             return None
         path.append(step)
         if step == end:
             return path
+        seen.add(step)
+        at = step
 
 
 def _candidates(dist: Matrix, below: int) -> list[tuple[int, int, int]]:
@@ -348,10 +359,13 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
         if path is None:
             continue
         gain = _cost(path, cost)
-        variants = _variants(path, cost, choices, ids)
-        touched = {ids[i] for i in path}
-        if gain < below and not two_steps and not touched & busy:
-            for steps in variants:
+        if not two_steps:
+            if gain >= below:
+                continue
+            touched = {ids[i] for i in path}
+            if touched & busy:
+                continue
+            for steps in _variants(path, cost, choices, ids):
                 undo = state.apply(steps)
                 if state.balanced_around(touched):
                     if below:
@@ -360,7 +374,9 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
                     busy |= touched
                     break
                 state.undo(undo)
-        if two_steps and variants and gain < slack and tried < _SECOND_STEP_TRIES:
+            continue
+        variants = _variants(path, cost, choices, ids) if gain < slack else []
+        if variants:
             tried += 1
             undo = state.apply(variants[0])
             more = _repair(state, scope, -gain)
@@ -374,14 +390,17 @@ def _violations(state: _State) -> list[tuple[str, str, str]]:
     """(fuller member, topic, emptier member) for every breach of the balance condition."""
     count = state.count
     found: list[tuple[str, str, str]] = []
-    if max(count.values()) <= min(count.values()) + 1:
+    low = min(count.values())
+    if max(count.values()) <= low + 1:
         return found  # counts within one: no breach
+    subscribers = state.group.subscribers
     for mid, per_topic in state.topics.items():
+        most = count[mid] - 2
+        if low > most:
+            continue  # nobody has two fewer
         for topic, n in per_topic.items():
             if n:
-                found.extend(
-                    (mid, topic, o) for o in state.group.subscribers[topic] if count[o] <= count[mid] - 2
-                )
+                found.extend((mid, topic, o) for o in subscribers[topic] if count[o] <= most)
     return found
 
 
