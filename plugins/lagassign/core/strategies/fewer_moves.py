@@ -131,6 +131,9 @@ class _Scope:
         #: per giver, its hand-overs as last worked: they depend only on what it holds (in
         #: order), so a chain's search reworks only the members it changed
         self.givers: dict[str, GiverEdges] = {}
+        #: shortest paths per cost matrix seen: a search often meets one again (a chain tried
+        #: and undone, the two-step search starting where the one-step search ended)
+        self._shortest: dict[tuple[tuple[int, ...], ...], tuple[Matrix, Matrix]] = {}
         self.subscribers: dict[str, list[str]]
         if len(ids) == len(group.member_ids):
             self.subscribers = group.subscribers
@@ -140,6 +143,14 @@ class _Scope:
             for mid in sorted(ids, key=group.member_index.__getitem__):
                 for t in topics_of[mid]:
                     self.subscribers[t].append(mid)
+
+    def shortest(self, cost: Matrix) -> tuple[Matrix, Matrix]:
+        """``_shortest(cost)``, once per distinct matrix (read the lists, never change them)."""
+        key = tuple(map(tuple, cost))
+        found = self._shortest.get(key)
+        if found is None:
+            found = self._shortest[key] = _shortest(cost)
+        return found
 
 
 #: with racks, one more rack-local partition outweighs any number of moves in a chain
@@ -344,7 +355,7 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
     Return their cost (None when there is none)."""
     ids = scope.ids
     cost, choices = _edges(state, scope)
-    dist, nxt = _shortest(cost)
+    dist, nxt = scope.shortest(cost)
     tried = 0
     total = 0
     busy: set[str] = set()
@@ -415,7 +426,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
     group = state.group
     ids, index = scope.ids, scope.index
     cost, choices = _edges(state, scope)
-    dist, nxt = _shortest(cost)
+    dist, nxt = scope.shortest(cost)
     chains: list[tuple[int, list[int], str | None]] = []
     for full, topic, empty in breaches[:4]:
         f, e = index[full], index[empty]
