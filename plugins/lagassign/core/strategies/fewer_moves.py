@@ -90,9 +90,12 @@ class _State:
 
     def tried(self, steps: Steps) -> None:
         """What carrying out a chain and undoing it leaves: its partitions last in their
-        holders' order, last step first (the order decides later choices, so a chain known to
-        fail is not carried out but its trace is kept)."""
-        held, owner = self.held, self.owner
+        holders' order, last step first, and each taker's count of the topic it took (zero
+        again) in its place in the taker's topics (both orders decide later choices, so a
+        chain known to fail is not carried out but its trace is kept)."""
+        held, owner, topics = self.held, self.owner, self.topics
+        for tp, to in steps:
+            topics[to].setdefault(tp.topic, 0)
         for tp, _ in reversed(steps):
             mine = held[owner[tp]]
             del mine[tp]
@@ -338,9 +341,11 @@ def _variants(path: list[int], cost: Matrix, choices: Choices, ids: list[str]) -
     """The ways to carry out a chain at its cost: one partition per hand-over, topics varying."""
     options = []
     for a, b in itertools.pairwise(path):
-        if (a, b) not in choices:
+        per_topic = choices.get((a, b))
+        if per_topic is None:
             return []  # no hand-over there (a path bent by a negative cycle's distances)
-        options.append([(tp, ids[b]) for c, tp in choices[(a, b)].values() if c == cost[a][b]])
+        at, taker = cost[a][b], ids[b]
+        options.append([(tp, taker) for c, tp in per_topic.values() if c == at])
     variants: list[Steps] = []
     for combo in itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN):
         if len({tp for tp, _ in combo}) == len(combo):
