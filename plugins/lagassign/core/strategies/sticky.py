@@ -195,8 +195,12 @@ def _give_away_order(
     mid: str, held: Iterable[TopicPartition], owner_before: dict[TopicPartition, str]
 ) -> list[TopicPartition]:
     """Order a member's partitions for giving away: newly given ones first, then owned, last first."""
-    fresh = sorted(tp for tp in held if owner_before.get(tp) != mid)
-    owned = sorted((tp for tp in held if owner_before.get(tp) == mid), reverse=True)
+    fresh: list[TopicPartition] = []
+    owned: list[TopicPartition] = []
+    for tp in held:
+        (owned if owner_before.get(tp) == mid else fresh).append(tp)
+    fresh.sort()
+    owned.sort(reverse=True)
     return fresh + owned
 
 
