@@ -132,7 +132,7 @@ def _rounds_plain(group: GroupSnapshot, tie_key: Callable[[str], object] | None)
     layout: list[list[int]] = [[] for _ in ids]
     for topics, members in zip(group.subscriptions, group.class_members, strict=True):
         idx = [i for t in sorted(topics) if t in spans for i in spans[t]]
-        idx.sort(key=lambda i: -lags[i])  # stable: ties by index
+        idx.sort(key=lags.__getitem__, reverse=True)  # stable: ties by index
         rank = _tie_rank(ids, members, tie_key)
         by_tie = sorted(range(len(members)), key=rank.__getitem__)
         loads = [0] * len(members)
