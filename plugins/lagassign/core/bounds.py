@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import NUMPY_FROM, GroupSnapshot
+from .model import NUMPY_FROM, GroupSnapshot, gc_paused
 
 #: a pool's lags: a list, or a numpy array for large pools
 Lags = Sequence[int] | np.ndarray
@@ -39,6 +39,7 @@ _SUM_LIMIT = 2**62
 # ---- the group-level bounds ------------------------------------------------------------------
 
 
+@gc_paused
 def lower_bound_max_lag(group: GroupSnapshot) -> int:
     """A valid lower bound on the smallest achievable max member lag for this group.
 
@@ -74,6 +75,7 @@ def _lower_bound_max_lag(group: GroupSnapshot) -> int:
     return bound
 
 
+@gc_paused
 def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> int:
     """A lower bound on the max member lag of every assignment that keeps the count guarantee.
 
@@ -83,6 +85,8 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
     share no topic, directly or through others, do not constrain each other, so each group
     of members with one shared subscription is bounded on its own. Never below
     ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
+
+    Both run with the cycle collector paused (``gc_paused``), as parsing and the strategies do.
     """
     key = ("balanced-bound", count_slack)
     if key not in group.memo:
@@ -113,13 +117,31 @@ def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
 
 
 def _assignable_lags(group: GroupSnapshot) -> Lags:
-    """Lags of the assignable partitions (shared: do not change); a numpy array for large groups."""
+    """Lags of the assignable partitions: a numpy array for large groups, else the plain
+    Python list sorted heaviest first (``_Descending``: both bounds of a group sort it once)."""
     index = group.assignable_index
     if len(index) >= NUMPY_FROM:
         everything = len(index) == len(group.lags)
         return group.lag_array if everything else group.lag_array[np.asarray(index, dtype=np.intp)]
-    lags = group.lags
-    return lags if len(index) == len(lags) else list(map(lags.__getitem__, index))
+    key = ("assignable-lags-descending",)
+    desc = group.memo.get(key)
+    if desc is None:
+        lags = group.lags
+        desc = group.memo[key] = _Descending(
+            sorted(lags if len(index) == len(lags) else map(lags.__getitem__, index), reverse=True)
+        )
+    return desc
+
+
+class _Descending(list[int]):
+    """Lags already sorted heaviest first (read-only): the pool arguments skip their sort."""
+
+
+def _plain_descending(lags: Lags) -> list[int]:
+    """Plain Python integers sorted heaviest first (exact whatever their size)."""
+    if isinstance(lags, _Descending):
+        return lags
+    return sorted(lags.tolist() if isinstance(lags, np.ndarray) else lags, reverse=True)
 
 
 def _topic_lags(group: GroupSnapshot, topics: list[str]) -> Lags:
@@ -177,11 +199,6 @@ def _descending(lags: Lags) -> np.ndarray | None:
     return np.sort(array)[::-1]
 
 
-def _ints(lags: Lags) -> Sequence[int]:
-    """The lags as Python integers (exact whatever their size): arrays become lists."""
-    return lags.tolist() if isinstance(lags, np.ndarray) else lags
-
-
 def pool_bound(lags: Lags, members: int) -> int:
     """Lower bound on the max load when ``members`` members share these partitions.
 
@@ -192,7 +209,7 @@ def pool_bound(lags: Lags, members: int) -> int:
         return 0
     desc = _descending(lags)
     if desc is None:
-        return _pool_bound_python(sorted(_ints(lags), reverse=True), members)
+        return _pool_bound_python(_plain_descending(lags), members)
     prefix = np.concatenate(([0], np.cumsum(desc)))
     bound = max(int(desc[0]), -(-int(prefix[-1]) // members))
     j = np.arange(1, (len(desc) - 1) // members + 1)
@@ -250,7 +267,7 @@ def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
         return 0
     desc = _descending(lags)
     if desc is None:
-        return _count_bound_python(sorted(_ints(lags), reverse=True), members, low, high)
+        return _count_bound_python(_plain_descending(lags), members, low, high)
     n_parts = len(desc)
     heavy_prefix = np.concatenate(([0], np.cumsum(desc)))  # sums of the heaviest
     prefix = np.concatenate(([0], np.cumsum(desc[::-1])))  # sums of the lightest
@@ -275,26 +292,44 @@ def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
 
 
 def _count_bound_python(desc: list[int], members: int, low: int, high: int) -> int:
+    """``count_bound`` in plain Python: its arguments one at a time, ``_smallest_sum`` inlined."""
     n_parts = len(desc)
     prefix = [0, *accumulate(reversed(desc))]  # sums of the lightest
     bound = 0
-    j = 0
-    while j * members + 1 <= n_parts:
-        top = j * members + 1
-        held = sum(desc[top - j - 1 : top])
-        # The j+1 held sit at ascending positions [P-top, P-top+j+1).
-        bound = max(bound, held + _smallest_sum(prefix, low - j - 1, n_parts - top, n_parts - top + j + 1))
-        j += 1
+    for j in range((n_parts - 1) // members + 1):
+        # pigeonhole: the j+1 held of the j*N+1 heaviest sit at ascending positions
+        # [start, stop); the member's other low - j - 1 are at best the lightest left
+        start = n_parts - j * members - 1
+        stop = start + j + 1
+        held = prefix[stop] - prefix[start]
+        more = low - j - 1
+        if more > 0:
+            if more <= start:
+                held += prefix[more]
+            else:
+                held += prefix[start] + prefix[min(n_parts, stop + more - start)] - prefix[stop]
+        if held > bound:
+            bound = held
     apart = 0  # the distinct-members bound for the s heaviest, best over prefixes
     heaviest = 0
     for s in range(1, min(members, n_parts) + 1):
         heaviest += desc[s - 1]
-        together = max(s * low, n_parts - (members - s) * high)
-        fill = _smallest_sum(prefix, together - s, n_parts - s, n_parts)
-        apart = max(apart, -(-(heaviest + fill) // s))
+        start = n_parts - s  # the s heaviest sit at ascending positions [start, P)
+        more = max(s * low, n_parts - (members - s) * high) - s
+        fill = 0 if more <= 0 else prefix[more] if more <= start else prefix[start]
+        mean = -(-(heaviest + fill) // s)
+        if mean > apart:
+            apart = mean
         if s == 1:
             bound = max(bound, apart)
             continue
-        shared = desc[s - 2] + desc[s - 1] + _smallest_sum(prefix, low - 2, n_parts - s, n_parts - s + 2)
+        shared = desc[s - 2] + desc[s - 1]
+        if low > 2:  # and the low - 2 lightest others (the two at [start, start + 2))
+            more = low - 2
+            shared += (
+                prefix[more]
+                if more <= start
+                else prefix[start] + prefix[min(n_parts, more + 2)] - prefix[start + 2]
+            )
         bound = max(bound, min(apart, shared))
     return bound

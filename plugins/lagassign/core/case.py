@@ -176,6 +176,35 @@ def _owned(mid: str, owned_raw: Any) -> tuple[TopicPartition, ...]:
     return tuple(sorted(set(owned)))
 
 
+def _owned_in_bulk(owned_raw: list) -> list[tuple[TopicPartition, ...]] | None:
+    """Every member's owned partitions (``_owned``), their pairs checked in one pass over all
+    members' lists: None unless every list given is of [name, number] pairs (then ``_owned``,
+    member by member, reads or refuses them)."""
+    given = [o for o in owned_raw if o]
+    if not given:
+        return [()] * len(owned_raw)
+    pairs = list(chain.from_iterable(given)) if set(map(type, given)) == {list} else []
+    if not (
+        pairs
+        and set(map(type, pairs)) == {list}
+        and set(map(len, pairs)) == {2}
+        and set(map(type, topics := list(map(_FIRST, pairs)))) == {str}
+        and "" not in topics
+        and _all_ints(numbers := list(map(_SECOND, pairs)))
+    ):
+        return None
+    tps = list(map(_new_tuple, repeat(TopicPartition), zip(topics, numbers, strict=True)))
+    out: list[tuple[TopicPartition, ...]] = []
+    at = 0
+    for o in owned_raw:
+        if o:
+            out.append(tuple(sorted(set(tps[at : at + len(o)]))))
+            at += len(o)
+        else:
+            out.append(())
+    return out
+
+
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _new_tuple = tuple.__new__  # tuple.__new__(TopicPartition, (topic, number)): a TopicPartition, made in C
 
@@ -229,7 +258,9 @@ def _members_in_bulk(members_raw: list) -> list[Member] | None:
     owned_raw = column("owned")
     try:
         firsts = [subscriptions.of(ids[i], topic_lists[i]) for i in starts]
-        owned = [_owned(mid, o) if o else () for mid, o in zip(ids, owned_raw, strict=True)]
+        owned = _owned_in_bulk(owned_raw)
+        if owned is None:
+            owned = [_owned(mid, o) if o else () for mid, o in zip(ids, owned_raw, strict=True)]
     except CaseError:
         return None
     topics = chain.from_iterable(map(repeat, firsts, runs))

@@ -42,9 +42,15 @@ _SECOND_STEP_TRIES = 20
 #: two-chain search only up to this many members
 _TWO_STEP_MEMBERS = 60
 _INF = 1 << 30
+#: Floyd-Warshall in plain Python up to this many members (faster there than numpy's rounds)
+_PLAIN_FLOYD = 8
 
 Steps = list[tuple[TopicPartition, str]]
 Choices = dict[tuple[int, int], dict[str, tuple[int, TopicPartition]]]
+#: a square matrix of integers as lists (item access on lists is much cheaper than numpy's)
+Matrix = list[list[int]]
+#: one giver's hand-overs: what it held (in order) when they were worked, their costs, choices
+GiverEdges = tuple[tuple[TopicPartition, ...], list[int], Choices]
 
 
 class _State:
@@ -59,6 +65,7 @@ class _State:
         self.owner = {tp: mid for mid, tps in held.items() for tp in tps}
         self.count = {mid: len(tps) for mid, tps in held.items()}
         self.topics = {mid: Counter(tp.topic for tp in tps) for mid, tps in held.items()}
+        self.rack = {m.id: m.rack for m in group.members}
 
     def move(self, tp: TopicPartition, to: str) -> None:
         frm = self.owner[tp]
@@ -81,29 +88,38 @@ class _State:
         for tp, back in undo:
             self.move(tp, back)
 
+    def tried(self, steps: Steps) -> None:
+        """What carrying out a chain and undoing it leaves: its partitions last in their
+        holders' order, last step first, and each taker's count of the topic it took (zero
+        again) in its place in the taker's topics (both orders decide later choices, so a
+        chain known to fail is not carried out but its trace is kept)."""
+        held, owner, topics = self.held, self.owner, self.topics
+        for tp, to in steps:
+            topics[to].setdefault(tp.topic, 0)
+        for tp, _ in reversed(steps):
+            mine = held[owner[tp]]
+            del mine[tp]
+            mine[tp] = None
+
     def balanced_around(self, touched: set[str]) -> bool:
         """The condition, given that it held before only ``touched`` members changed."""
         subs = self.group.subscribers
         count = self.count
+        topics = self.topics
+        low, high = min(count.values()), max(count.values())
+        if high <= low + 1:
+            return True  # counts within one: no member can break it
         for mid in touched:
             c = count[mid]
-            for topic, n in self.topics[mid].items():
-                if n and min(count[s] for s in subs[topic]) < c - 1:
-                    return False
-            for topic in self.group.topics_of[mid]:
-                holders = (count[s] for s in subs[topic] if self.topics[s][topic])
-                if max(holders, default=0) > c + 1:
-                    return False
-        return True
-
-    def balanced(self) -> bool:
-        """The whole condition, topic by topic: its fullest holder within one of its emptiest
-        subscriber."""
-        count = self.count
-        for topic, subs in self.group.subscribers.items():
-            held = [count[s] for s in subs if self.topics[s][topic]]
-            if held and max(held) > min(count[s] for s in subs) + 1:
-                return False
+            if low < c - 1:  # some member has 2+ fewer: may it take one of mid's topics?
+                for topic, n in topics[mid].items():
+                    if n and min(map(count.__getitem__, subs[topic])) < c - 1:
+                        return False
+            if high > c + 1:  # some member has 2+ more: does it hold a topic mid could take?
+                for topic in self.group.topics_of[mid]:
+                    for s in subs[topic]:
+                        if count[s] > c + 1 and topics[s].get(topic):
+                            return False
         return True
 
 
@@ -115,6 +131,12 @@ class _Scope:
     def __init__(self, group: GroupSnapshot, ids: list[str]) -> None:
         self.ids = ids
         self.index = {mid: i for i, mid in enumerate(ids)}
+        #: per giver, its hand-overs as last worked: they depend only on what it holds (in
+        #: order), so a chain's search reworks only the members it changed
+        self.givers: dict[str, GiverEdges] = {}
+        #: shortest paths per cost matrix seen: a search often meets one again (a chain tried
+        #: and undone, the two-step search starting where the one-step search ended)
+        self._shortest: dict[tuple[tuple[int, ...], ...], tuple[Matrix, Matrix]] = {}
         self.subscribers: dict[str, list[str]]
         if len(ids) == len(group.member_ids):
             self.subscribers = group.subscribers
@@ -124,6 +146,14 @@ class _Scope:
             for mid in sorted(ids, key=group.member_index.__getitem__):
                 for t in topics_of[mid]:
                     self.subscribers[t].append(mid)
+
+    def shortest(self, cost: Matrix) -> tuple[Matrix, Matrix]:
+        """``_shortest(cost)``, once per distinct matrix (read the lists, never change them)."""
+        key = tuple(map(tuple, cost))
+        found = self._shortest.get(key)
+        if found is None:
+            found = self._shortest[key] = _shortest(cost)
+        return found
 
 
 #: with racks, one more rack-local partition outweighs any number of moves in a chain
@@ -135,14 +165,14 @@ RACK_WEIGHT = 1000
 KEEP_WEIGHT = 1_000_000
 
 
-def _rack_edges(state: _State, scope: _Scope) -> tuple[np.ndarray, Choices]:
-    """``_edges`` when racks are known: a hand-over also gains ``RACK_WEIGHT`` if the partition
-    becomes rack-local (a replica on the taker's rack) and loses it if it stops being so; with
-    one shared subscription, giving away an owned rack-local partition costs ``KEEP_WEIGHT``
-    more (and getting one back saves it)."""
+def _rack_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Choices]:
+    """``_giver_edges`` when racks are known: a hand-over also gains ``RACK_WEIGHT`` if the
+    partition becomes rack-local (a replica on the taker's rack) and loses it if it stops being
+    so; with one shared subscription, giving away an owned rack-local partition costs
+    ``KEEP_WEIGHT`` more (and getting one back saves it)."""
     group = state.group
     before = group.owner
-    rack = {m.id: m.rack for m in group.members}
+    rack = state.rack
     keep = KEEP_WEIGHT if group.identical_subscriptions else 0
 
     def value(mid: str, tp: TopicPartition, racks: frozenset[str]) -> int:
@@ -151,121 +181,171 @@ def _rack_edges(state: _State, scope: _Scope) -> tuple[np.ndarray, Choices]:
         owned = 1 + (keep if local else 0) if before.get(tp) == mid else 0
         return owned + (RACK_WEIGHT if local else 0)
 
-    n = len(scope.ids)
-    cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
+    row = [_INF] * len(scope.ids)
     choices: Choices = {}
     index = scope.index
-    for giver in scope.ids:
-        g = index[giver]
-        row = cost[g]
-        for tp in state.held[giver]:
-            racks = group.partitions[tp].racks
-            leave = value(giver, tp, racks)
-            for taker in scope.subscribers[tp.topic]:
-                if taker == giver:
-                    continue
-                c = leave - value(taker, tp, racks)
-                t = index[taker]
-                per_topic = choices.setdefault((g, t), {})
-                best = per_topic.get(tp.topic)
-                if best is None or c < best[0]:
-                    per_topic[tp.topic] = (c, tp)
-                if c < row[t]:
-                    row[t] = c
-    return np.array(cost, dtype=np.int64), choices
+    g = index[giver]
+    for tp in state.held[giver]:
+        racks = group.partitions[tp].racks
+        leave = value(giver, tp, racks)
+        for taker in scope.subscribers[tp.topic]:
+            if taker == giver:
+                continue
+            c = leave - value(taker, tp, racks)
+            t = index[taker]
+            per_topic = choices.setdefault((g, t), {})
+            best = per_topic.get(tp.topic)
+            if best is None or c < best[0]:
+                per_topic[tp.topic] = (c, tp)
+            if c < row[t]:
+                row[t] = c
+    return row, choices
 
 
-def _edges(state: _State, scope: _Scope) -> tuple[np.ndarray, Choices]:
+def _edges(state: _State, scope: _Scope) -> tuple[Matrix, Choices]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
     best partition for it (which topics a member ends up holding decides the balance condition).
+    A giver's hand-overs are reworked only when what it holds changed (``_Scope.givers``)."""
+    cost: Matrix = []
+    choices: Choices = {}
+    known = scope.givers
+    held = state.held
+    for giver in scope.ids:
+        key = tuple(held[giver])
+        edges = known.get(giver)
+        if edges is None or edges[0] != key:
+            worked = _rack_edges(state, scope, giver) if state.racks else _giver_edges(state, scope, giver)
+            edges = known[giver] = (key, *worked)
+        cost.append(edges[1])
+        choices.update(edges[2])
+    return cost, choices
 
-    Per member and topic held: a partition returning to the taker costs -1, one that is not the
-    giver's own costs 0, and the giver's own cost +1."""
-    if state.racks:
-        return _rack_edges(state, scope)
+
+def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Choices]:
+    """One giver's row of ``_edges`` and its choices, without racks. Per topic held: a
+    partition returning to the taker costs -1, one that is not the giver's own costs 0, and
+    the giver's own cost +1."""
     group = state.group
     before = group.owner
-    n = len(scope.ids)
-    cost = [[_INF] * n for _ in range(n)]  # lists while filling: numpy's item access is slow
+    row = [_INF] * len(scope.ids)
     choices: Choices = {}
     index = scope.index
-    for giver in scope.ids:
-        tps = state.held[giver]
-        g = index[giver]
-        row = cost[g]
-        by_topic: dict[str, list[TopicPartition]] = {}
-        for tp in tps:
-            by_topic.setdefault(tp.topic, []).append(tp)
-        for topic, held in by_topic.items():
-            returning: dict[str, TopicPartition] = {}
-            foreign: TopicPartition | None = None
-            own = held[0]
-            for tp in held:
-                prev = before.get(tp)
-                if prev == giver:
-                    own = tp
-                else:
-                    foreign = tp
-                    if prev is not None:
-                        returning.setdefault(prev, tp)
-            base: tuple[int, TopicPartition] = (0, foreign) if foreign is not None else (1, own)
-            for taker in scope.subscribers[topic]:
-                if taker == giver:
-                    continue
-                t = index[taker]
-                back = returning.get(taker)
-                best = (-1, back) if back is not None else base
-                choices.setdefault((g, t), {})[topic] = best
-                if best[0] < row[t]:
-                    row[t] = best[0]
-    return np.array(cost, dtype=np.int64), choices
+    tps = state.held[giver]
+    g = index[giver]
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    per_taker: dict[int, dict[str, tuple[int, TopicPartition]]] = {}
+    for topic, held in by_topic.items():
+        returning: dict[str, TopicPartition] = {}
+        foreign: TopicPartition | None = None
+        own = held[0]
+        for tp in held:
+            prev = before.get(tp)
+            if prev == giver:
+                own = tp
+            else:
+                foreign = tp
+                if prev is not None and prev not in returning:
+                    returning[prev] = tp
+        base: tuple[int, TopicPartition] = (0, foreign) if foreign is not None else (1, own)
+        for taker in scope.subscribers[topic]:
+            if taker == giver:
+                continue
+            t = index[taker]
+            back = returning.get(taker) if returning else None
+            best = (-1, back) if back is not None else base
+            mine = per_taker.get(t)
+            if mine is None:
+                per_taker[t] = {topic: best}
+            else:
+                mine[topic] = best
+            if best[0] < row[t]:
+                row[t] = best[0]
+    for t, per_topic in per_taker.items():
+        choices[(g, t)] = per_topic
+    return row, choices
 
 
-def _shortest(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All-pairs shortest path costs and next hops (Floyd-Warshall)."""
-    n = cost.shape[0]
-    dist = cost.copy()
+def _shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
+    """All-pairs shortest path costs and next hops (Floyd-Warshall), as lists: in plain Python
+    for a few members, else in numpy (the same integers: numpy's int64 cannot overflow within
+    ``_PLAIN_FLOYD`` members, as each round at most doubles the largest magnitude, ``_INF``)."""
+    n = len(costs)
+    if n <= _PLAIN_FLOYD:
+        return _shortest_plain(costs)
+    dist = np.array(costs, dtype=np.int64)
     nxt = np.tile(np.arange(n), (n, 1))
+    through = np.empty_like(dist)
+    better = np.empty(dist.shape, dtype=bool)
     for k in range(n):
-        through = dist[:, k, None] + dist[None, k, :]
-        better = through < dist
+        np.add(dist[:, k, None], dist[k], out=through)
+        np.less(through, dist, out=better)
         if better.any():
-            dist = np.where(better, through, dist)
-            nxt = np.where(better, nxt[:, k, None], nxt)
+            np.copyto(dist, through, where=better)
+            np.copyto(nxt, nxt[:, k, None], where=better)
+    return dist.tolist(), nxt.tolist()
+
+
+def _shortest_plain(costs: Matrix) -> tuple[Matrix, Matrix]:
+    """``_shortest`` on lists, round k seeing row k and column k as they were before it (as
+    numpy's whole-matrix rounds do; only a negative cycle through k changes them in it)."""
+    n = len(costs)
+    dist = [row[:] for row in costs]
+    nxt = [list(range(n)) for _ in range(n)]
+    members = range(n)
+    for k in members:
+        row_k = dist[k][:]
+        col_k = [row[k] for row in dist]
+        nxt_k = [row[k] for row in nxt]
+        for i in members:
+            d_ik = col_k[i]
+            row = dist[i]
+            for j in members:
+                through = d_ik + row_k[j]
+                if through < row[j]:
+                    row[j] = through
+                    nxt[i][j] = nxt_k[i]
     return dist, nxt
 
 
-def _path(nxt: np.ndarray, start: int, end: int, n: int) -> list[int] | None:
+def _path(nxt: Matrix, start: int, end: int, n: int) -> list[int] | None:
     """The members along the shortest chain from ``start`` to ``end`` (None if it loops)."""
     path = [start]
+    seen: set[int] = set()  # path[1:]: the start may come back only as the end (a cycle)
+    at = start
     while True:
-        step = int(nxt[path[-1], end])
-        if step in path[1:] or len(path) > n + 1:
+        step = nxt[at][end]
+        if step in seen or len(path) > n + 1:
             return None
         path.append(step)
         if step == end:
             return path
+        seen.add(step)
+        at = step
 
 
-def _candidates(dist: np.ndarray, below: int) -> list[tuple[int, int, int]]:
+def _candidates(dist: Matrix, below: int) -> list[tuple[int, int, int]]:
     """(cost, start, end) of every shortest chain cheaper than ``below``, cheapest first."""
-    found = [(int(dist[s, e]), int(s), int(e)) for s, e in zip(*np.nonzero(dist < below), strict=True)]
+    found = [(d, s, e) for s, row in enumerate(dist) for e, d in enumerate(row) if d < below]
     found.sort()
     return found
 
 
-def _cost(path: list[int], cost: np.ndarray) -> int:
+def _cost(path: list[int], cost: Matrix) -> int:
     """A chain's real cost (with a negative cycle about it may differ from ``dist``)."""
-    return sum(int(cost[a, b]) for a, b in itertools.pairwise(path))
+    return sum(cost[a][b] for a, b in itertools.pairwise(path))
 
 
-def _variants(path: list[int], cost: np.ndarray, choices: Choices, ids: list[str]) -> list[Steps]:
+def _variants(path: list[int], cost: Matrix, choices: Choices, ids: list[str]) -> list[Steps]:
     """The ways to carry out a chain at its cost: one partition per hand-over, topics varying."""
     options = []
     for a, b in itertools.pairwise(path):
-        if (a, b) not in choices:
+        per_topic = choices.get((a, b))
+        if per_topic is None:
             return []  # no hand-over there (a path bent by a negative cycle's distances)
-        options.append([(tp, ids[b]) for c, tp in choices[(a, b)].values() if c == cost[a, b]])
+        at, taker = cost[a][b], ids[b]
+        options.append([(tp, taker) for c, tp in per_topic.values() if c == at])
     variants: list[Steps] = []
     for combo in itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN):
         if len({tp for tp, _ in combo}) == len(combo):
@@ -280,7 +360,7 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
     Return their cost (None when there is none)."""
     ids = scope.ids
     cost, choices = _edges(state, scope)
-    dist, nxt = _shortest(cost)
+    dist, nxt = scope.shortest(cost)
     tried = 0
     total = 0
     busy: set[str] = set()
@@ -295,10 +375,13 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
         if path is None:
             continue
         gain = _cost(path, cost)
-        variants = _variants(path, cost, choices, ids)
-        touched = {ids[i] for i in path}
-        if gain < below and not two_steps and not touched & busy:
-            for steps in variants:
+        if not two_steps:
+            if gain >= below:
+                continue
+            touched = {ids[i] for i in path}
+            if touched & busy:
+                continue
+            for steps in _variants(path, cost, choices, ids):
                 undo = state.apply(steps)
                 if state.balanced_around(touched):
                     if below:
@@ -307,7 +390,9 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
                     busy |= touched
                     break
                 state.undo(undo)
-        if two_steps and variants and gain < slack and tried < _SECOND_STEP_TRIES:
+            continue
+        variants = _variants(path, cost, choices, ids) if gain < slack else []
+        if variants:
             tried += 1
             undo = state.apply(variants[0])
             more = _repair(state, scope, -gain)
@@ -321,12 +406,17 @@ def _violations(state: _State) -> list[tuple[str, str, str]]:
     """(fuller member, topic, emptier member) for every breach of the balance condition."""
     count = state.count
     found: list[tuple[str, str, str]] = []
+    low = min(count.values())
+    if max(count.values()) <= low + 1:
+        return found  # counts within one: no breach
+    subscribers = state.group.subscribers
     for mid, per_topic in state.topics.items():
+        most = count[mid] - 2
+        if low > most:
+            continue  # nobody has two fewer
         for topic, n in per_topic.items():
             if n:
-                found.extend(
-                    (mid, topic, o) for o in state.group.subscribers[topic] if count[o] <= count[mid] - 2
-                )
+                found.extend((mid, topic, o) for o in subscribers[topic] if count[o] <= most)
     return found
 
 
@@ -341,36 +431,42 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
     group = state.group
     ids, index = scope.ids, scope.index
     cost, choices = _edges(state, scope)
-    dist, nxt = _shortest(cost)
+    dist, nxt = scope.shortest(cost)
     chains: list[tuple[int, list[int], str | None]] = []
     for full, topic, empty in breaches[:4]:
         f, e = index[full], index[empty]
         for taker in group.subscribers[topic]:
             t = index[taker]
             first = choices.get((f, t), {}).get(topic)
-            if first is None or dist[t, f] >= _INF // 2 or first[0] + int(dist[t, f]) >= below:
+            if first is None or dist[t][f] >= _INF // 2 or first[0] + dist[t][f] >= below:
                 continue
             back = _path(nxt, t, f, len(ids))
             if back is not None:
-                chains.append((first[0] + int(dist[t, f]), [f, *back], topic))
-        if dist[f, e] < below:
+                chains.append((first[0] + dist[t][f], [f, *back], topic))
+        if dist[f][e] < below:
             path = _path(nxt, f, e, len(ids))
             if path is not None:
-                chains.append((int(dist[f, e]), path, None))
+                chains.append((dist[f][e], path, None))
     chains.sort(key=lambda c: c[0])
     for _, path, swap in chains:
         gain = _cost(path, cost)
         if swap is not None:
-            gain += choices[(path[0], path[1])][swap][0] - int(cost[path[0], path[1]])
+            gain += choices[(path[0], path[1])][swap][0] - cost[path[0]][path[1]]
         if gain >= below:
             continue
+        touched = {ids[i] for i in path}
+        # a breach between members the chain does not touch stays, whatever its way
+        hopeless = any(f not in touched and e not in touched for f, _, e in breaches)
         for steps in _variants(path, cost, choices, ids):
             if swap is not None:
                 steps[0] = (choices[(path[0], path[1])][swap][1], ids[path[1]])
                 if len({tp for tp, _ in steps}) != len(steps):
                     continue
+            if hopeless:
+                state.tried(steps)
+                continue
             undo = state.apply(steps)
-            if state.balanced():
+            if state.balanced_around(touched):  # the breaches all touch it: the whole condition
                 return gain
             state.undo(undo)
     return None

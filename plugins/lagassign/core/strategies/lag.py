@@ -18,7 +18,7 @@ both hot partitions (18 against 2), the weakness lag-aware fixes::
 
 from __future__ import annotations
 
-import heapq
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -71,11 +71,18 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
             continue
         # heaviest first, ties by partition number (a stable sort keeps the index order)
         heaviest = sorted(span, key=lags.__getitem__, reverse=True)
-        heap = [(0, 0, mid) for mid in subscribers]
-        for p in heaviest:
-            count, load, mid = heapq.heappop(heap)
-            layout[index[mid]].append(p)
-            heapq.heappush(heap, (count + 1, load + lags[p], mid))
+        # (fewest of the topic, least lag of it, id) deals in rounds: at the start of round r
+        # every subscriber holds r, so the round's partitions go one each, by (lag, id)
+        held = [layout[index[mid]] for mid in sorted(subscribers)]
+        loads = [0] * len(held)
+        by_id = range(len(held))
+        order: Sequence[int] = by_id
+        for start in range(0, len(heaviest), len(held)):
+            if start:
+                order = sorted(by_id, key=loads.__getitem__)  # stable: ties by id
+            for k, p in zip(order, heaviest[start : start + len(held)], strict=False):
+                held[k].append(p)
+                loads[k] += lags[p]
     for takers, topic_spans in few.values():
         _first_takers(group, takers, topic_spans, layout)
     return layout

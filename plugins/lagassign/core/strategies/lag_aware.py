@@ -80,8 +80,10 @@ def _rounds(group: GroupSnapshot) -> list[list[int]] | None:
 def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:
     """The member to take ``tp``: the least loaded, or with racks a rack-local one (see ``rack``)."""
     best = book.least_loaded(tp.topic)
+    if rack == "off":
+        return best
     racks = group.partitions[tp].racks
-    if rack == "off" or not racks:
+    if not racks:
         return best
     rack_of = {m.id: m.rack for m in group.members}
     local = [m for m in group.subscribers[tp.topic] if rack_of[m] in racks]

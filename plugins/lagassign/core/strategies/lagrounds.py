@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import GroupSnapshot
+from ..model import NUMPY_FROM, GroupSnapshot
 
 #: loads summed in int64 stay below this (lags are never negative)
 _INT64_SAFE = 1 << 62
@@ -79,7 +79,10 @@ def rounds_layout(
 ) -> list[list[int]] | None:
     """The lag-aware pass by rounds: partition indices per member index, each list in the order
     the pass dealt them (heaviest first); None where rounds do not apply (``closed_classes``).
-    Ties between equal loads go to the smallest ``tie_key`` (then id), the id if not given."""
+    Ties between equal loads go to the smallest ``tie_key`` (then id), the id if not given.
+    Groups under ``NUMPY_FROM`` partitions are dealt in plain Python (``_rounds_plain``)."""
+    if len(group.lags) < NUMPY_FROM and sum(group.lags) < _INT64_SAFE:
+        return _rounds_plain(group, tie_key)
     classes = closed_classes(group)
     if classes is None:
         return None
@@ -99,4 +102,47 @@ def rounds_layout(
         cuts = np.searchsorted(taker[order], np.arange(1, len(members)))
         for m, part in zip(members, np.split(idx[order], cuts), strict=True):
             layout[m] = part.tolist()
+    return layout
+
+
+def _tie_rank(ids: list[str], members: list[int], tie_key: Callable[[str], object] | None) -> list[int]:
+    """Each member's rank among ``members`` (indices into ``ids``, sorted by id): by the tie key,
+    then id; by id when no key is given."""
+    if tie_key is None:
+        return list(range(len(members)))
+    keyed = sorted(range(len(members)), key=lambda i: (tie_key(ids[members[i]]), ids[members[i]]))
+    rank = [0] * len(members)
+    for r, i in enumerate(keyed):
+        rank[i] = r
+    return rank
+
+
+def _rounds_plain(group: GroupSnapshot, tie_key: Callable[[str], object] | None) -> list[list[int]] | None:
+    """``rounds_layout`` on lists, for a small group whose loads fit in int64: the same classes
+    (``closed_classes``: a stable sort of each class's partitions, heaviest first) and rounds
+    (``deal_rounds``: per round the members stably sorted by load, in tie order)."""
+    claimed: dict[str, int] = {}
+    for k, topics in enumerate(group.subscriptions):
+        for t in topics:
+            if claimed.setdefault(t, k) != k:
+                return None
+    lags = group.lags
+    spans = group.topic_span
+    ids = group.member_ids
+    layout: list[list[int]] = [[] for _ in ids]
+    for topics, members in zip(group.subscriptions, group.class_members, strict=True):
+        idx = [i for t in sorted(topics) if t in spans for i in spans[t]]
+        idx.sort(key=lags.__getitem__, reverse=True)  # stable: ties by index
+        rank = _tie_rank(ids, members, tie_key)
+        by_tie = sorted(range(len(members)), key=rank.__getitem__)
+        loads = [0] * len(members)
+        dealt: list[list[int]] = [[] for _ in members]
+        n = len(members)
+        for start in range(0, len(idx), n):
+            order = sorted(by_tie, key=loads.__getitem__) if start else by_tie
+            for pos, i in zip(order, idx[start : start + n], strict=False):
+                dealt[pos].append(i)
+                loads[pos] += lags[i]
+        for m, part in zip(members, dealt, strict=True):
+            layout[m] = part
     return layout
