@@ -225,6 +225,7 @@ def evaluate_snapshot(
     return out
 
 
+@gc_paused  # writing walks every result too: see evaluate_snapshot
 def run_local(params: EvaluationParams, progress: Progress | None = None) -> dict[str, Any]:
     """The in-process engine end to end: evaluate the snapshot, write OUT; returns the summary."""
     started = time.monotonic()
