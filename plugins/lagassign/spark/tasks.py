@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..pipeline.evaluation import evaluate_group_rows
-from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_rows
+from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_rows, row_columns
 from ..tables.snapshot import (
     GROUP_COLUMNS,
     GROUPS,
@@ -422,7 +422,7 @@ def run_task(
     written = 0
     with pq.ParquetWriter(tmp, schema) as writer:
         for batch in _batches(task.groups, parts, members, strategies, options):
-            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
+            writer.write_batch(pa.RecordBatch.from_pydict(row_columns(batch), schema=schema))
             written += len(batch)
     tmp.replace(final)
     return {"task": task.index, "groups": len(task.groups), "rows": written, "library": lagassign.__file__}
