@@ -89,38 +89,32 @@ def measure_pipeline(snapshot: str, out: str, clock_name: str = "cpu") -> dict[s
     return {"end to end": seconds, "digest": {k: d.hexdigest() for k, d in digests.items()}}
 
 
-def _run_pipeline(plugins: Path, snapshot: Path, clock: str) -> dict[str, Any]:
+def _in_subprocess(plugins: Path, call: str, *args: str) -> dict[str, Any]:
+    """``per_group.<call>`` evaluated in a fresh Python whose ``lagassign`` is ``plugins``'s
+    (``sys.argv[2:]`` are ``args``); its JSON answer."""
     env = {**os.environ, "PYTHONPATH": str(plugins)}
-    code = (
-        "import json, sys, tempfile; sys.path.insert(0, sys.argv[1]); import per_group; "
-        "out = tempfile.mkdtemp(); "
-        "print(json.dumps(per_group.measure_pipeline(sys.argv[2], out, sys.argv[3])))"
-    )
+    code = f"import json, sys; sys.path.insert(0, sys.argv[1]); import per_group; print(json.dumps({call}))"
     done = subprocess.run(
-        [sys.executable, "-c", code, str(ROOT / "bench"), str(snapshot), clock],
+        [sys.executable, "-c", code, str(ROOT / "bench"), *args],
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _run_pipeline(plugins: Path, snapshot: Path, clock: str) -> dict[str, Any]:
+    call = "per_group.measure_pipeline(sys.argv[2], __import__('tempfile').mkdtemp(), sys.argv[3])"
+    return _in_subprocess(plugins, call, str(snapshot), clock)
 
 
 def _run(plugins: Path, groups: int, seed: int, huge: int | None, clock: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(plugins)}
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import per_group; "
-        "huge = None if sys.argv[4] == 'None' else int(sys.argv[4]); "
-        "print(json.dumps(per_group.measure(int(sys.argv[2]), int(sys.argv[3]), huge, sys.argv[5])))"
+    call = (
+        "per_group.measure(int(sys.argv[2]), int(sys.argv[3]), "
+        "None if sys.argv[4] == 'None' else int(sys.argv[4]), sys.argv[5])"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(ROOT / "bench"), str(groups), str(seed), str(huge), clock],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _in_subprocess(plugins, call, str(groups), str(seed), str(huge), clock)
 
 
 def main(argv: list[str] | None = None) -> int:

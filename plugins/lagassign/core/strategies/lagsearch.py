@@ -77,6 +77,21 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     return idx[np.isfinite(values[idx])]
 
 
+def _nearest(
+    entries: list[tuple[float, int, int, int]], keep: int, cuts: list[float]
+) -> list[tuple[float, int, int, int]]:
+    """The entries (distance first) within the ``keep`` nearest, as numpy's partial sort keeps
+    them, and every entry tied with the last kept; the cut's distance goes to ``cuts`` when ties
+    straddle it (where numpy's choice among them is not known)."""
+    if len(entries) <= keep:
+        return entries
+    entries.sort()
+    cut = entries[keep - 1][0]
+    if entries[keep][0] == cut:
+        cuts.append(cut)
+    return [e for e in entries if e[0] <= cut]
+
+
 def _any_exchange(
     h_list: list[Held], h_lags: np.ndarray, l_lags: np.ndarray, gap: int, hand_over: bool
 ) -> bool:
@@ -411,14 +426,7 @@ class Search:
         cuts: list[float] = []
         if self._may_hand_over(heavy, light):
             inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
-            hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
-            if len(hands) > 4:
-                hands.sort()
-                cut = hands[3][0]
-                if hands[4][0] == cut:
-                    cuts.append(cut)
-                hands = [e for e in hands if e[0] <= cut]
-            entries += hands
+            entries += _nearest([(abs(h_lags[i] - half), 0, i, 0) for i in inside], 4, cuts)
         if l_lags:
             last = len(l_lags) - 1
             smallest = l_lags[0]
@@ -440,13 +448,7 @@ class Search:
                 d = lg - l_lags[above]
                 if 0 < d < gap:
                     swaps.append((abs(d - half), 1, i, above))
-            if len(swaps) > 12:
-                swaps.sort()
-                cut = swaps[11][0]
-                if swaps[12][0] == cut:
-                    cuts.append(cut)
-                swaps = [e for e in swaps if e[0] <= cut]
-            entries += swaps
+            entries += _nearest(swaps, 12, cuts)
         if not entries:
             return True, None
         entries.sort()
