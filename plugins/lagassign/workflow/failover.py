@@ -22,7 +22,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from ..pipeline.failover import FailoverSettings
-from .hooks import DEFAULT_CONN_ID
+from .hooks import DEFAULT_CONN_ID, groups_file_or_workers
 
 ASSET_NAME = "lagassign_membership"
 
@@ -142,7 +142,7 @@ def make_failover_dag(
         int(timeout_s * 1000),
         os.environ.get("LAGASSIGN_PLAN_TOPIC"),
         os.environ.get("LAGASSIGN_STATUS_TOPIC"),
-        groups_file or os.environ.get("LAGASSIGN_GROUPS_FILE") or None,
+        groups_file_or_workers(groups_file),
     )
     asset = Asset(ASSET_NAME, watchers=[AssetWatcher(name=f"{ASSET_NAME}_watcher", trigger=trigger)])
     with DAG(

@@ -15,6 +15,7 @@ becomes ``sasl.password``. Set it in the UI, or as an environment variable::
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from airflow.sdk import BaseHook
@@ -123,3 +124,9 @@ def open_store(create: bool = True) -> Any:
     from ..store import AuditStore
 
     return AuditStore(LagassignStoreHook().url(), create=create)
+
+
+def groups_file_or_workers(named: str | None) -> str | None:
+    """The groups file a run names, else the workers' ``LAGASSIGN_GROUPS_FILE``, else none: one
+    rule for the failover DAG and the on-demand and daily runs, so both plan the same groups."""
+    return named or os.environ.get("LAGASSIGN_GROUPS_FILE") or None

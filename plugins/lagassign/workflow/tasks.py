@@ -4,7 +4,6 @@ pipeline step, and hands small JSON to the next task. No planning logic lives he
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -24,7 +23,7 @@ from ..pipeline import (
 )
 from ..pipeline.evaluation import write_params
 from ..spark.submit import build_pyfiles
-from .hooks import LagassignKafkaHook, open_store
+from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
 log = logging.getLogger("lagassign")
 STEPS = ("start", "snapshot", "evaluate", "record", "gate", "publish")
@@ -84,13 +83,10 @@ def trigger_of(run_type: object) -> str:
 
 
 def with_default_groups_file(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's parameters, with the workers' ``LAGASSIGN_GROUPS_FILE`` as the groups file when
-    the run names none: the failover DAG reads the same variable, so a form left empty plans
-    the same groups as the events do (the plan records which file it used)."""
-    params = dict(params)
-    if not params.get("groups_file") and os.environ.get("LAGASSIGN_GROUPS_FILE"):
-        params["groups_file"] = os.environ["LAGASSIGN_GROUPS_FILE"]
-    return params
+    """The run's parameters with ``hooks.groups_file_or_workers``'s groups file (the plan records
+    which file it used); a run that names none and has no workers' file keeps what it gave."""
+    chosen = groups_file_or_workers(params.get("groups_file"))
+    return {**params, "groups_file": chosen} if chosen else dict(params)
 
 
 def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object, user: str | None) -> dict:
