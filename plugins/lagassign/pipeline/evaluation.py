@@ -202,7 +202,7 @@ def evaluate_group_rows(
 # -- the snapshot, in this process ----------------------------------------------------------------
 
 
-@gc_paused  # it holds the whole snapshot's rows and every result: nothing cyclic to collect
+@gc_paused  # it holds the whole snapshot's rows and every result; cycles made meanwhile go after it
 def evaluate_snapshot(
     snapshot_dir: str | Path,
     strategies: Sequence[str] | None = None,
