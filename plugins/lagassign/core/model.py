@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from itertools import chain, repeat
 from operator import add, eq, itemgetter
-from typing import Any, Generic, NamedTuple, TypeVar, overload
+from typing import Any, Generic, NamedTuple, Self, TypeVar, overload
 
 import numpy as np
 
@@ -580,9 +580,11 @@ class Assignment:
         positions: dict[str, list[int]],
         withheld: list[TopicPartition] | None = None,
         notes: list[str] | None = None,
-    ) -> Assignment:
-        """An assignment given as sorted partition indices of ``group`` per member id."""
-        out = cls(strategy, None, withheld, notes)
+        **fields: Any,
+    ) -> Self:
+        """An assignment given as sorted partition indices of ``group`` per member id;
+        ``fields`` go to a subclass's constructor (e.g. ``proven_optimal``)."""
+        out = cls(strategy, None, withheld, notes, **fields)
         out._indexed = positions
         out._group = group
         return out

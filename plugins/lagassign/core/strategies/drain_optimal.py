@@ -213,11 +213,9 @@ class DrainOptimalStrategy(Strategy):
             )
             proven = getattr(planned, "proven_optimal", False)
             if planned.is_indexed(group):  # lag-optimal's partition indices, passed on unconverted
-                out = CertifiedAssignment.indexed(
-                    self.name, group, planned.positions(group), notes=planned.notes
+                return CertifiedAssignment.indexed(
+                    self.name, group, planned.positions(group), notes=planned.notes, proven_optimal=proven
                 )
-                out.proven_optimal = proven  # type: ignore[attr-defined]  # indexed() builds cls
-                return out
             return CertifiedAssignment(self.name, planned.members, notes=planned.notes, proven_optimal=proven)
         counts = proportional_counts(group) if group.identical_subscriptions else None
         results = []

@@ -161,15 +161,6 @@ def _meets_count_guarantee(group: GroupSnapshot, layout: IndexLayout) -> bool:
     return all(fewest[topic[i]] > counts[mid] - 2 for mid, idx in layout.items() for i in idx)
 
 
-def _certified(
-    name: str, group: GroupSnapshot, positions: dict[str, list[int]], notes: list[str], proven: bool
-) -> CertifiedAssignment:
-    """A CertifiedAssignment given as sorted partition indices per member id."""
-    out = CertifiedAssignment(name, None, None, notes, proven_optimal=proven)
-    out._indexed, out._group = positions, group
-    return out
-
-
 # The exact polish builds one binary variable per (partition, eligible member) pair: beyond this
 # many the model alone takes longer than a plan should (the search's answer stands).
 EXACT_MAX_PAIRS = 20_000
@@ -230,7 +221,9 @@ class LagOptimalStrategy(Strategy):
         plan = group.memo[key]
         if plan.is_indexed(group):
             positions = {mid: list(idx) for mid, idx in plan.positions(group).items()}
-            return _certified(self.name, group, positions, list(plan.notes), plan.proven_optimal)
+            return CertifiedAssignment.indexed(
+                self.name, group, positions, notes=list(plan.notes), proven_optimal=plan.proven_optimal
+            )
         members = {mid: list(tps) for mid, tps in plan.members.items()}
         return CertifiedAssignment(self.name, members, None, list(plan.notes), plan.proven_optimal)
 
@@ -243,7 +236,7 @@ class LagOptimalStrategy(Strategy):
         floor = balanced_lower_bound_max_lag(group, slack)
         if lagbulk.applies(group, self.max_moves, self.count_slack, self.rack):
             positions, max_lag = lagbulk.plan(group, ties, floor)  # very large groups: numpy rounds
-            return _certified(self.name, group, positions, [], max_lag <= floor)
+            return CertifiedAssignment.indexed(self.name, group, positions, proven_optimal=max_lag <= floor)
         results: list[Search | Seed] = []
         fewest_moves = None
         for _, layout, worth_searching in self._seeds(group, tie, ties):
@@ -284,8 +277,8 @@ class LagOptimalStrategy(Strategy):
             a = build(self.name, group, local)
             return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
         positions = {mid: sorted(idx) for mid, idx in best.layout_index().items()}
-        return _certified(
-            self.name, group, {mid: positions.get(mid, []) for mid in group.member_ids}, [], proven
+        return CertifiedAssignment.indexed(
+            self.name, group, {mid: positions.get(mid, []) for mid in group.member_ids}, proven_optimal=proven
         )
 
     @staticmethod
