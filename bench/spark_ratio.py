@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
 from lagassign.spark.submit import submit_command  # noqa: E402
-from lagassign.tables.evaluations import EvaluationError, read_summary  # noqa: E402
+from lagassign.tables.evaluations import EvaluationError, read_evaluation_rows, read_summary  # noqa: E402
 from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_ratio"
@@ -116,10 +116,7 @@ def snapshot(groups: int, seed: int) -> Path:
 
 def evaluations(out: Path) -> list[dict[str, Any]]:
     """An output's evaluation rows, in a canonical order (for the equality check)."""
-    import pyarrow.parquet as pq
-
-    rows = pq.read_table(out / "evaluations.parquet").to_pylist()
-    return sorted(rows, key=lambda r: (r["group"], r.get("strategy") or ""))
+    return sorted(read_evaluation_rows(out), key=lambda r: (r["group"], r.get("strategy") or ""))
 
 
 def run_spark(

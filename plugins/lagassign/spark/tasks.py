@@ -194,10 +194,6 @@ class Task:
     index: int
     groups: tuple[GroupWork, ...]
 
-    @property
-    def cost(self) -> int:
-        return sum(g.cost for g in self.groups)
-
 
 @dataclass(frozen=True)
 class Files:
@@ -316,10 +312,11 @@ def plan_tasks(
 
 
 def _ranged_rows(
-    path: str, columns: Sequence[str], keys: Sequence[str], groups: Sequence[Ranges]
+    path: str, columns: Sequence[str], groups: Sequence[Ranges]
 ) -> Iterator[list[dict[str, Any]]]:
-    """Each group's rows (dicts of ``keys``, nulls for optional columns the file lacks), read
-    from the row groups the ranges touch, one group at a time, in the given order."""
+    """Each group's rows (dicts of ``columns``; an optional column the file lacks is absent, as
+    from the in-process reader), read from the row groups the ranges touch, one group at a
+    time, in the given order."""
     import bisect
 
     import pyarrow.parquet as pq
@@ -343,20 +340,17 @@ def _ranged_rows(
     for rg in needed:
         local[rg] = at
         at += starts[rg + 1] - starts[rg]
-    missing = dict.fromkeys(k for k in keys if k not in columns)
     for ranges in groups:
         rows: list[dict[str, Any]] = []
         for start, stop in ranges:
             rg = bisect.bisect_right(starts, start) - 1
             assert table is not None
             piece = table.slice(local[rg] + start - starts[rg], stop - start).to_pylist()
-            rows += [{**missing, **r} for r in piece] if missing else piece
+            rows += piece
         yield rows
 
 
-def _filtered_rows(
-    path: str, columns: Sequence[str], keys: Sequence[str], names: Sequence[str]
-) -> Iterator[list[dict[str, Any]]]:
+def _filtered_rows(path: str, columns: Sequence[str], names: Sequence[str]) -> Iterator[list[dict[str, Any]]]:
     """Each group's rows as ``_ranged_rows``, from a file whose groups are scattered: the whole
     file filtered down to these groups, bucketed in file order."""
     import pyarrow as pa
@@ -365,11 +359,10 @@ def _filtered_rows(
 
     table = pq.read_table(path, columns=["group", *columns])
     table = table.filter(pc.is_in(table.column("group"), value_set=pa.array(list(names), pa.string())))
-    missing = dict.fromkeys(k for k in keys if k not in columns)
     buckets: dict[str, list[dict[str, Any]]] = {}
     for row in table.to_pylist():
         group = row.pop("group")
-        buckets.setdefault(group, []).append({**missing, **row} if missing else row)
+        buckets.setdefault(group, []).append(row)
     for name in names:
         yield buckets.pop(name, [])
 
@@ -377,13 +370,12 @@ def _filtered_rows(
 def _rows(
     path: str,
     columns: Sequence[str],
-    keys: Sequence[str],
     groups: Sequence[GroupWork],
     ranges: Sequence[Ranges | None],
 ) -> Iterator[list[dict[str, Any]]]:
     if any(r is None for r in ranges):
-        return _filtered_rows(path, columns, keys, [g.name for g in groups])
-    return _ranged_rows(path, columns, keys, [r for r in ranges if r is not None])
+        return _filtered_rows(path, columns, [g.name for g in groups])
+    return _ranged_rows(path, columns, [r for r in ranges if r is not None])
 
 
 def part_name(index: int) -> str:
@@ -407,14 +399,12 @@ def run_task(
     parts = _rows(
         files.partitions,
         files.partition_columns,
-        (*PARTITION_KEYS, *OPTIONAL_PARTITION_KEYS),
         task.groups,
         [g.parts for g in task.groups],
     )
     members = _rows(
         files.members,
         files.member_columns,
-        (*MEMBER_KEYS, *OPTIONAL_MEMBER_KEYS),
         task.groups,
         [g.members for g in task.groups],
     )

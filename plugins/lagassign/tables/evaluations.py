@@ -28,7 +28,7 @@ from ..core.results import GroupEvaluation, StrategyResult
 EVALUATIONS = "evaluations.parquet"
 SUMMARY = "summary.json"
 
-# The one schema of evaluations, as Arrow type names; Spark's DDL is derived from it.
+# The one schema of evaluations, as Arrow type names.
 FIELDS: tuple[tuple[str, str], ...] = (
     ("group", "string"),
     ("strategy", "string"),  # null on a group's error row
@@ -52,7 +52,6 @@ FIELDS: tuple[tuple[str, str], ...] = (
 COLUMNS = tuple(name for name, _ in FIELDS)
 #: evaluations written before they were recorded lack these columns
 OPTIONAL_COLUMNS = ("group_type", "assignor")
-_SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "float64": "double", "bool": "boolean"}
 
 
 class EvaluationError(LagassignError):
@@ -148,11 +147,6 @@ def arrow_schema() -> Any:
         "bool": pa.bool_(),
     }
     return pa.schema([(name, types[t]) for name, t in FIELDS])
-
-
-def spark_ddl() -> str:
-    """The evaluations schema as a Spark DDL string (for ``applyInPandas``)."""
-    return ", ".join(f"`{name}` {_SPARK_TYPES[t]}" for name, t in FIELDS)
 
 
 # -- the evaluations folder -----------------------------------------------------------------------
