@@ -90,27 +90,40 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[str, list[TopicPartition]]:
-    racks = sticky_uses_racks(group)
-    # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
-    if not racks:
-        layout = sticky_passes(group)
-    elif group.identical_subscriptions:
-        layout = kafka_rack_seed(group)
-    else:
-        layout = kafka_general_rack_seed(group)
-    if not (racks or (group.owner and not group.identical_subscriptions)):
-        return layout
-    book = LoadBook(group)  # pass 4 starts from there, held in the same order
-    for mid, tps in layout.items():
-        for tp in tps:
-            book.add(mid, tp)
-    fewer_moves(group, book, racks)
+    ours = _sticky_ours(group)
+    if not sticky_uses_racks(group):
+        return ours
     if cooperative and group.identical_subscriptions:  # one subscription with racks
-        return dominating(group, book.assignment(), kafka_constrained_cooperative(group))
+        return dominating(group, ours, kafka_constrained_cooperative(group))
     if not _kafka_comparable(group):
-        return book.assignment()
+        return ours
     kafka = kafka_general_cooperative(group) if cooperative else kafka_general(group)
-    return dominating(group, book.assignment(), kafka)
+    return dominating(group, ours, kafka)
+
+
+def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """lagassign's own sticky layout, before it is held against Kafka's (computed once: sticky
+    and cooperative-sticky differ only in which Kafka result they hold it against)."""
+
+    def plan() -> dict[str, list[TopicPartition]]:
+        racks = sticky_uses_racks(group)
+        # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
+        if not racks:
+            layout = sticky_passes(group)
+        elif group.identical_subscriptions:
+            layout = kafka_rack_seed(group)
+        else:
+            layout = kafka_general_rack_seed(group)
+        if not (racks or (group.owner and not group.identical_subscriptions)):
+            return layout
+        book = LoadBook(group)  # pass 4 starts from there, held in the same order
+        for mid, tps in layout.items():
+            for tp in tps:
+                book.add(mid, tp)
+        fewer_moves(group, book, racks)
+        return book.assignment()
+
+    return memo(group, "sticky-ours", plan)
 
 
 def _sticky_book(group: GroupSnapshot) -> LoadBook:
