@@ -230,18 +230,9 @@ def _pool_bound_python(desc: list[int], members: int) -> int:
     return bound
 
 
-def _smallest_sum(ascending_prefix: list[int], k: int, skip_from: int, skip_to: int) -> int:
-    """Sum of the k smallest lags, leaving out ascending positions [skip_from, skip_to)."""
-    if k <= 0:
-        return 0
-    if k <= skip_from:
-        return ascending_prefix[k]
-    end = min(len(ascending_prefix) - 1, skip_to + k - skip_from)
-    return ascending_prefix[skip_from] + ascending_prefix[end] - ascending_prefix[skip_to]
-
-
 def _smallest_sums(prefix: np.ndarray, k: Any, skip_from: Any, skip_to: Any) -> np.ndarray:
-    """``_smallest_sum`` for arrays of arguments at once."""
+    """Sums of the k smallest lags, leaving out ascending positions [skip_from, skip_to), for
+    arrays of arguments at once (``prefix``: the ascending lags' prefix sums)."""
     last = len(prefix) - 1
     k = np.broadcast_to(k, np.broadcast(k, skip_from, skip_to).shape)
     end = np.clip(skip_to + k - skip_from, 0, last)
@@ -292,7 +283,7 @@ def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
 
 
 def _count_bound_python(desc: list[int], members: int, low: int, high: int) -> int:
-    """``count_bound`` in plain Python: its arguments one at a time, ``_smallest_sum`` inlined."""
+    """``count_bound`` in plain Python: its arguments one at a time, ``_smallest_sums`` inlined."""
     n_parts = len(desc)
     prefix = [0, *accumulate(reversed(desc))]  # sums of the lightest
     bound = 0

@@ -478,7 +478,7 @@ def _can_gain(state: _State, scope: _Scope) -> bool:
     rack-local there. Other hand-overs cost nothing or more."""
     before = state.group.owner
     index = scope.index
-    rack = {m.id: m.rack for m in state.group.members} if state.racks else {}
+    rack = state.rack if state.racks else {}
     for mid in scope.ids:
         for tp in state.held[mid]:
             prev = before.get(tp)

@@ -179,7 +179,7 @@ class BulkSearch:
         self._val_or_none = np.concatenate((self.val, [-1]))  # row entry -1 reads -1
         # ... or above every lag: taking it would raise the giver (no swap gives nothing)
         self._val_or_over = np.concatenate((self.val, [int(self.val.max(initial=0)) + 1]))
-        self.load = np.where(self.rows >= 0, self._val_or_none[self.rows], 0).sum(axis=1)
+        self.load = load  # each member's dealt lags, summed as they were dealt
         self.mean = int(self.val.sum()) // n
         self.rounds = 0
         self.limit = ROUNDS
