@@ -211,12 +211,8 @@ class DrainOptimalStrategy(Strategy):
             planned = LagOptimalStrategy(max_moves=self.max_moves, exact_budget=self.exact_budget).assign(
                 group
             )
-            proven = getattr(planned, "proven_optimal", False)
-            if planned.is_indexed(group):  # lag-optimal's partition indices, passed on unconverted
-                return CertifiedAssignment.indexed(
-                    self.name, group, planned.positions(group), notes=planned.notes, proven_optimal=proven
-                )
-            return CertifiedAssignment(self.name, planned.members, notes=planned.notes, proven_optimal=proven)
+            planned.strategy = self.name  # lag-optimal's plan, a fresh copy for each caller, as it is
+            return planned
         counts = proportional_counts(group) if group.identical_subscriptions else None
         results = []
         for seed in self._seeds(group, counts):
