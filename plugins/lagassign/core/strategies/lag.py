@@ -18,12 +18,11 @@ both hot partitions (18 against 2), the weakness lag-aware fixes::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build_indexed
+from .lagrounds import deal_rounds_plain
 
 
 class LagStrategy(Strategy):
@@ -73,16 +72,8 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
         heaviest = sorted(span, key=lags.__getitem__, reverse=True)
         # (fewest of the topic, least lag of it, id) deals in rounds: at the start of round r
         # every subscriber holds r, so the round's partitions go one each, by (lag, id)
-        held = [layout[index[mid]] for mid in sorted(subscribers)]
-        loads = [0] * len(held)
-        by_id = range(len(held))
-        order: Sequence[int] = by_id
-        for start in range(0, len(heaviest), len(held)):
-            if start:
-                order = sorted(by_id, key=loads.__getitem__)  # stable: ties by id
-            for k, p in zip(order, heaviest[start : start + len(held)], strict=False):
-                held[k].append(p)
-                loads[k] += lags[p]
+        held = [layout[index[mid]] for mid in subscribers]  # subscribers are sorted by id
+        deal_rounds_plain(heaviest, lags, range(len(held)), held)  # stable: ties by id
     for takers, topic_spans in few.values():
         _first_takers(group, takers, topic_spans, layout)
     return layout

@@ -18,7 +18,7 @@ lighter, B (11 against A's 12). A holds 9, 3 (12), B 7, 4, 1 (12).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -105,16 +105,27 @@ def rounds_layout(
     return layout
 
 
-def _tie_rank(ids: list[str], members: list[int], tie_key: Callable[[str], object] | None) -> list[int]:
-    """Each member's rank among ``members`` (indices into ``ids``, sorted by id): by the tie key,
-    then id; by id when no key is given."""
+def _tie_order(ids: list[str], members: list[int], tie_key: Callable[[str], object] | None) -> list[int]:
+    """Positions into ``members`` (indices into ``ids``, sorted by id) in tie order: by the tie
+    key, then id; by id when no key is given."""
     if tie_key is None:
         return list(range(len(members)))
-    keyed = sorted(range(len(members)), key=lambda i: (tie_key(ids[members[i]]), ids[members[i]]))
-    rank = [0] * len(members)
-    for r, i in enumerate(keyed):
-        rank[i] = r
-    return rank
+    return sorted(range(len(members)), key=lambda i: (tie_key(ids[members[i]]), ids[members[i]]))
+
+
+def deal_rounds_plain(
+    idx: Sequence[int], lags: Sequence[int], by_tie: Sequence[int], dealt: list[list[int]]
+) -> None:
+    """``deal_rounds`` on lists: the partitions ``idx`` (heaviest first) a round at a time, one
+    each to the members (positions into ``dealt``) stably sorted by load so far, in ``by_tie``
+    order (the first round's order, and the order among equal loads)."""
+    loads = [0] * len(dealt)
+    n = len(dealt)
+    for start in range(0, len(idx), n):
+        order = sorted(by_tie, key=loads.__getitem__) if start else by_tie
+        for pos, i in zip(order, idx[start : start + n], strict=False):
+            dealt[pos].append(i)
+            loads[pos] += lags[i]
 
 
 def _rounds_plain(group: GroupSnapshot, tie_key: Callable[[str], object] | None) -> list[list[int]] | None:
@@ -133,16 +144,8 @@ def _rounds_plain(group: GroupSnapshot, tie_key: Callable[[str], object] | None)
     for topics, members in zip(group.subscriptions, group.class_members, strict=True):
         idx = [i for t in sorted(topics) if t in spans for i in spans[t]]
         idx.sort(key=lags.__getitem__, reverse=True)  # stable: ties by index
-        rank = _tie_rank(ids, members, tie_key)
-        by_tie = sorted(range(len(members)), key=rank.__getitem__)
-        loads = [0] * len(members)
         dealt: list[list[int]] = [[] for _ in members]
-        n = len(members)
-        for start in range(0, len(idx), n):
-            order = sorted(by_tie, key=loads.__getitem__) if start else by_tie
-            for pos, i in zip(order, idx[start : start + n], strict=False):
-                dealt[pos].append(i)
-                loads[pos] += lags[i]
+        deal_rounds_plain(idx, lags, _tie_order(ids, members, tie_key), dealt)
         for m, part in zip(members, dealt, strict=True):
             layout[m] = part
     return layout
