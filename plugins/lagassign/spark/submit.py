@@ -130,47 +130,59 @@ def log_config() -> Path | None:
 #: client compiler alone and the serial collector halve their CPU (at 1,000 groups 7.6 -> 3.6 s)
 #: and the start phase (3.1 -> 1.8 s); with no hot loop left in the JVM, nothing is lost.
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+DRIVER_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 
 
-def spark_conf() -> dict[str, str]:
+def spark_conf(archive: bool = True) -> dict[str, str]:
     """Spark settings for the job (the job decides its tasks itself, from the groups).
 
     The driver logs warnings only from its first line (``log4j2.properties``): ``spark.log.level``
     applies once the context runs, after Spark's start-up lines filled the evaluate task's log.
-    Both driver and executor JVMs get ``JVM_OPTIONS``."""
-    conf = {
+    Both driver and executor JVMs get ``JVM_OPTIONS``; the driver also maps its class archive
+    when one was recorded (``lagassign.spark.archive``; ``archive=False`` leaves it out)."""
+    driver = JVM_OPTIONS
+    logs = log_config()
+    if logs is not None:
+        driver = f"-Dlog4j2.configurationFile={logs.as_uri()} {driver}"
+    if archive:
+        from .archive import archive_options
+
+        cds = archive_options(pyfiles_path().parent, spark_env().get("JAVA_HOME", ""), JVM_OPTIONS)
+        driver = f"{driver} {cds}" if cds else driver
+    return {
         "spark.ui.enabled": "false",
         "spark.log.level": "WARN",
         "spark.python.worker.faulthandler.enabled": "true",
-        "spark.driver.extraJavaOptions": JVM_OPTIONS,
+        DRIVER_OPTIONS_KEY: driver,
         "spark.executor.extraJavaOptions": JVM_OPTIONS,
     }
-    logs = log_config()
-    if logs is not None:
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={logs.as_uri()} {JVM_OPTIONS}"
-    return conf
 
 
-def spark_submit_settings(master: str | None = None, build: bool = True) -> dict[str, Any]:
+def spark_submit_settings(
+    master: str | None = None, build: bool = True, archive: bool = True
+) -> dict[str, Any]:
     """What a SparkSubmitOperator needs: application, py_files, conf, env, spark_binary.
 
     The params file is the operator's only ``application_args`` entry; the master comes from
-    its connection (``spark_default``). ``build`` refreshes the library zip when stale.
+    its connection (``spark_default``). ``build`` refreshes the library zip when stale;
+    ``archive`` maps the driver's class archive when there is one (``spark_conf``).
     """
     py_files = build_pyfiles() if build else pyfiles_path()
     return {
         "application": str(application_path()),
         "py_files": str(py_files),
-        "conf": spark_conf(),
+        "conf": spark_conf(archive),
         "env": spark_env(master),
         "spark_binary": spark_binary(),
     }
 
 
-def submit_command(params_file: str | Path, master: str = DEFAULT_MASTER) -> tuple[list[str], dict[str, str]]:
+def submit_command(
+    params_file: str | Path, master: str = DEFAULT_MASTER, archive: bool = True
+) -> tuple[list[str], dict[str, str]]:
     """(argv, extra environment) of spark-submit for one evaluation: the params file is the
     only application argument, so no parameter value is ever part of a command line."""
-    s = spark_submit_settings(master)
+    s = spark_submit_settings(master, archive=archive)
     argv = [
         s["spark_binary"],
         "--master",
