@@ -34,6 +34,10 @@ GROUPS = "groups.parquet"
 PARTITIONS = "partitions.parquet"
 MEMBERS = "members.parquet"
 MANIFEST = "manifest.json"
+#: Rows per Parquet row group written. A Spark task reads only the row groups holding its
+#: groups: with pyarrow's default (one row group up to a million rows) each of the 33 tasks of a
+#: 10,000-group snapshot decoded the whole partitions table to use a thirtieth of it.
+ROW_GROUP_ROWS = 1 << 15
 
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
 OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
@@ -128,7 +132,7 @@ class Snapshot:
         schemas = arrow_schemas()
         for name, rows in ((GROUPS, self.groups), (PARTITIONS, self.partitions), (MEMBERS, self.members)):
             table = pa.Table.from_pylist(rows, schema=schemas[name])
-            pq.write_table(table, folder / name)
+            pq.write_table(table, folder / name, row_group_size=ROW_GROUP_ROWS)
         (folder / MANIFEST).write_text(json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
         return folder
 
