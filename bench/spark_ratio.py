@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
 from lagassign.spark.submit import submit_command  # noqa: E402
 from lagassign.tables.evaluations import EvaluationError, read_evaluation_rows, read_summary  # noqa: E402
+from lagassign.tables.snapshot import ROW_GROUP_ROWS  # noqa: E402
 from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_ratio"
@@ -107,8 +108,9 @@ class CpuSampler(threading.Thread):
 
 
 def snapshot(groups: int, seed: int) -> Path:
-    """The seeded synthetic snapshot of ``groups`` groups (made once, then reused)."""
-    folder = WORK / f"snapshot-{groups}-{seed}"
+    """The seeded synthetic snapshot of ``groups`` groups (made once, then reused; the name
+    carries the row group size, so a snapshot written with other row groups is not reused)."""
+    folder = WORK / f"snapshot-{groups}-{seed}-rg{ROW_GROUP_ROWS}"
     if not (folder / "manifest.json").is_file():
         generate_snapshot(folder, groups, seed)
     return folder

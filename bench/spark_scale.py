@@ -42,7 +42,14 @@ import sparkcluster  # noqa: E402
 from lagassign.core.synthetic import generate_cases  # noqa: E402
 from lagassign.pipeline.evaluation import EvaluationParams, write_params  # noqa: E402
 from lagassign.spark.submit import run_spark_evaluation  # noqa: E402
-from lagassign.tables.snapshot import GROUPS, MANIFEST, MEMBERS, PARTITIONS, arrow_schemas  # noqa: E402
+from lagassign.tables.snapshot import (  # noqa: E402
+    GROUPS,
+    MANIFEST,
+    MEMBERS,
+    PARTITIONS,
+    ROW_GROUP_ROWS,
+    arrow_schemas,
+)
 from lagassign.tables.synthetic import generate_snapshot, snapshot_tables  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_scale"
@@ -152,7 +159,9 @@ def longest_task(events: Path) -> dict[str, Any]:
 
 
 def snapshot(groups: int, seed: int) -> Path:
-    folder = WORK / f"snapshot-{groups}-{seed}"
+    """The seeded synthetic snapshot of ``groups`` groups (made once, then reused; the name
+    carries the row group size, so a snapshot written with other row groups is not reused)."""
+    folder = WORK / f"snapshot-{groups}-{seed}-rg{ROW_GROUP_ROWS}"
     if not (folder / "manifest.json").is_file():
         if groups <= CHUNK:
             generate_snapshot(folder, groups, seed)
@@ -182,7 +191,9 @@ def chunked_snapshot(folder: Path, groups: int, seed: int) -> Path:
             failed = {names[g]: e for g, e in failed.items()}
             snap = snapshot_tables(cases, failed)
             for name, rows in ((GROUPS, snap.groups), (PARTITIONS, snap.partitions), (MEMBERS, snap.members)):
-                writers[name].write_table(pa.Table.from_pylist(rows, schema=schemas[name]))
+                writers[name].write_table(
+                    pa.Table.from_pylist(rows, schema=schemas[name]), row_group_size=ROW_GROUP_ROWS
+                )
             counts["groups"] += len(snap.groups)
             counts["partitions"] += len(snap.partitions)
             counts["members"] += len(snap.members)
