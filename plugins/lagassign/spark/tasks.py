@@ -85,11 +85,13 @@ Ranges = tuple[tuple[int, int], ...]
 @dataclass
 class FileLayout:
     """Where each group's rows are in one snapshot file: ranges per group, or ``scattered``
-    (too many runs: the tasks filter the file by group instead)."""
+    (too many runs: the tasks filter the file by group instead); ``columns``: the file's
+    column names (read with its footer once, for the plan)."""
 
     path: str
     ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     scattered: bool = False
+    columns: tuple[str, ...] = ()
 
     def rows(self, group: str) -> int:
         return sum(stop - start for start, stop in self.ranges.get(group, ()))
@@ -107,13 +109,12 @@ def file_layout(path: str | Path) -> FileLayout:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    layout = FileLayout(str(path))
+    file = pq.ParquetFile(path)
+    layout = FileLayout(str(path), columns=tuple(file.schema_arrow.names))
     ranges = layout.ranges
     offset, runs = 0, 0
     last: str | None = None
-    for batch in pq.ParquetFile(path).iter_batches(
-        batch_size=READ_BATCH_ROWS, columns=["group"], use_threads=False
-    ):
+    for batch in file.iter_batches(batch_size=READ_BATCH_ROWS, columns=["group"], use_threads=False):
         encoded = pc.run_end_encode(batch.column(0))
         ends = (np.asarray(encoded.run_ends.to_numpy(zero_copy_only=False), dtype=np.int64) + offset).tolist()
         start = offset
@@ -135,12 +136,13 @@ GROUP_ROW = (*GROUP_KEYS, *OPTIONAL_GROUP_KEYS)
 """The fields of a group row as the plan carries it (a tuple: the plan stays small)."""
 
 
-def group_rows(path: str | Path) -> dict[str, tuple[Any, ...]]:
+def group_rows(path: str | Path, names: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
     """Named group -> its row of ``groups.parquet`` (the first one, as in-process): the values
-    of GROUP_ROW (``group_type`` absent from older snapshots: null)."""
+    of GROUP_ROW (``group_type`` absent from older snapshots: null). ``names``: the file's
+    column names when already read."""
     import pyarrow.parquet as pq
 
-    names = pq.read_schema(path).names
+    names = names if names is not None else pq.read_schema(path).names
     columns = [c for c in GROUP_ROW if c in names]
     table = pq.read_table(path, columns=columns)
     values = [table.column(c).to_pylist() if c in columns else [None] * table.num_rows for c in GROUP_ROW]
@@ -171,11 +173,11 @@ Layout = tuple[dict[str, tuple[Any, ...]], FileLayout, FileLayout]
 
 class GroupWork(NamedTuple):
     """One group of a task: its group row (GROUP_ROW's values) and its row ranges in each file
-    (None: the file is read by filter). A tuple: a plan of 100,000 groups stays small."""
+    (empty for a file read by filter). A tuple: a plan of 100,000 groups stays small."""
 
     values: tuple[Any, ...]
-    parts: Ranges | None
-    members: Ranges | None
+    parts: Ranges
+    members: Ranges
     cost: int
 
     @property
@@ -197,12 +199,15 @@ class Task:
 
 @dataclass(frozen=True)
 class Files:
-    """The snapshot files every task reads, and the columns it takes from each."""
+    """The snapshot files every task reads, the columns it takes from each, and whether each
+    is read by row ranges or (its groups scattered) by a filter."""
 
     partitions: str
     members: str
     partition_columns: tuple[str, ...]
     member_columns: tuple[str, ...]
+    partitions_scattered: bool = False
+    members_scattered: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,10 +223,14 @@ def snapshot_layout(folder: str | Path) -> Layout:
     """(named group rows, partitions layout, members layout) of a snapshot, after checking its
     tables and columns as the in-process reader does."""
     folder = Path(folder)
-    _check_columns(folder, GROUPS, GROUP_COLUMNS)
+    groups = _check_columns(folder, GROUPS, GROUP_COLUMNS)
     _check_columns(folder, PARTITIONS, PARTITION_COLUMNS)
     _check_columns(folder, MEMBERS, MEMBER_COLUMNS)
-    return group_rows(folder / GROUPS), file_layout(folder / PARTITIONS), file_layout(folder / MEMBERS)
+    return (
+        group_rows(folder / GROUPS, groups),
+        file_layout(folder / PARTITIONS),
+        file_layout(folder / MEMBERS),
+    )
 
 
 def group_costs(folder: str | Path) -> dict[str, int]:
@@ -270,16 +279,14 @@ def plan_tasks(
 ) -> Plan:
     """The tasks for a snapshot (about ``tasks`` of them, else ``default_tasks``), from its
     ``snapshot_layout`` (read here unless given)."""
-    import pyarrow.parquet as pq
-
     folder = Path(folder)
     rows, parts, members = layout if layout is not None else snapshot_layout(folder)
     work: dict[str, GroupWork] = {}
     for name, row in rows.items():
         work[name] = GroupWork(
             row,
-            None if parts.scattered else tuple(parts.ranges.get(name, ())),
-            None if members.scattered else tuple(members.ranges.get(name, ())),
+            () if parts.scattered else tuple(parts.ranges.get(name, ())),
+            () if members.scattered else tuple(members.ranges.get(name, ())),
             estimated_cost(parts.rows(name), members.rows(name)),
         )
 
@@ -292,9 +299,8 @@ def plan_tasks(
     count = tasks or default_tasks(len(work), total, parallelism)
     cut = cut_tasks([(g, work[g].cost) for g in ordered], count)
 
-    def present(path: Path, keys: Sequence[str], optional: Sequence[str]) -> tuple[str, ...]:
-        names = pq.read_schema(path).names
-        return (*keys, *(c for c in optional if c in names))
+    def present(layout: FileLayout, keys: Sequence[str], optional: Sequence[str]) -> tuple[str, ...]:
+        return (*keys, *(c for c in optional if c in layout.columns))
 
     return Plan(
         tasks=tuple(Task(i, tuple(work[g] for g in names)) for i, names in enumerate(cut)),
@@ -302,8 +308,10 @@ def plan_tasks(
         files=Files(
             parts.path,
             members.path,
-            present(folder / PARTITIONS, PARTITION_KEYS, OPTIONAL_PARTITION_KEYS),
-            present(folder / MEMBERS, MEMBER_KEYS, OPTIONAL_MEMBER_KEYS),
+            present(parts, PARTITION_KEYS, OPTIONAL_PARTITION_KEYS),
+            present(members, MEMBER_KEYS, OPTIONAL_MEMBER_KEYS),
+            parts.scattered,
+            members.scattered,
         ),
     )
 
@@ -368,14 +376,11 @@ def _filtered_rows(path: str, columns: Sequence[str], names: Sequence[str]) -> I
 
 
 def _rows(
-    path: str,
-    columns: Sequence[str],
-    groups: Sequence[GroupWork],
-    ranges: Sequence[Ranges | None],
+    path: str, columns: Sequence[str], scattered: bool, groups: Sequence[GroupWork], ranges: Sequence[Ranges]
 ) -> Iterator[list[dict[str, Any]]]:
-    if any(r is None for r in ranges):
+    if scattered:
         return _filtered_rows(path, columns, [g.name for g in groups])
-    return _ranged_rows(path, columns, [r for r in ranges if r is not None])
+    return _ranged_rows(path, columns, ranges)
 
 
 def part_name(index: int) -> str:
@@ -399,12 +404,14 @@ def run_task(
     parts = _rows(
         files.partitions,
         files.partition_columns,
+        files.partitions_scattered,
         task.groups,
         [g.parts for g in task.groups],
     )
     members = _rows(
         files.members,
         files.member_columns,
+        files.members_scattered,
         task.groups,
         [g.members for g in task.groups],
     )
