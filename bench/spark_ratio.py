@@ -22,23 +22,22 @@ import argparse
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
 
 from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
 from lagassign.spark.submit import submit_command  # noqa: E402
 from lagassign.tables.evaluations import EvaluationError, read_evaluation_rows, read_summary  # noqa: E402
 from lagassign.tables.snapshot import ROW_GROUP_ROWS  # noqa: E402
 from lagassign.tables.synthetic import generate_snapshot  # noqa: E402
+from procs import PAGE, PPID, RSS, STIME, TICKS, UTIME, Sampler, cmdline, stats  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_ratio"
 GOAL = 0.6
-TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _role(cmdline: str) -> str | None:
@@ -51,56 +50,38 @@ def _role(cmdline: str) -> str | None:
     return None
 
 
-class CpuSampler(threading.Thread):
+class CpuSampler(Sampler):
     """CPU seconds (user + system) of a process tree (spark-submit and every process it starts:
     JVMs, the driver's Python, the Python workers), by role, from /proc every 0.2 s: the largest
     value seen per process (a process's last 0.2 s before it ends are missed). Other people's
     Spark jobs are not in the tree, so they do not count."""
 
     def __init__(self, root: int, every: float = 0.2) -> None:
-        super().__init__(daemon=True)
-        self.every = every
+        super().__init__(every)
         self.tree = {root}
         self.seen: dict[int, tuple[str, float]] = {}
         self.peak_rss: dict[str, int] = {}  # role -> largest summed RSS seen, bytes
-        self._halt = threading.Event()
 
     def sample(self) -> None:
-        stats = {}
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    stat = Path(entry.path, "stat").read_text()
-                    stats[int(entry.name)] = stat[stat.rindex(")") + 2 :].split()
-                except (OSError, ValueError):
-                    continue  # the process ended meanwhile
+        now = stats()
         grown = True
         while grown:  # children of the tree, then their children
-            new = {pid for pid, f in stats.items() if int(f[1]) in self.tree} - self.tree
+            new = {pid for pid, f in now.items() if int(f[PPID]) in self.tree} - self.tree
             self.tree |= new
             grown = bool(new)
         rss: dict[str, int] = {}
-        for pid in self.tree & set(stats):
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            role = _role(cmd)
+        for pid in self.tree & set(now):
+            cmd = cmdline(pid)
+            role = _role(cmd) if cmd is not None else None
             if role is not None:
-                cpu = (int(stats[pid][11]) + int(stats[pid][12])) / TICKS
+                cpu = (int(now[pid][UTIME]) + int(now[pid][STIME])) / TICKS
                 self.seen[pid] = (role, max(cpu, self.seen.get(pid, (role, 0.0))[1]))
-                rss[role] = rss.get(role, 0) + int(stats[pid][21]) * PAGE
+                rss[role] = rss.get(role, 0) + int(now[pid][RSS]) * PAGE
         for role, value in rss.items():
             self.peak_rss[role] = max(value, self.peak_rss.get(role, 0))
 
-    def run(self) -> None:
-        while not self._halt.is_set():
-            self.sample()
-            self._halt.wait(self.every)
-
     def stop(self) -> dict[str, float]:
-        self._halt.set()
-        self.join()
+        self.halt()
         out: dict[str, float] = {"jvm": 0.0, "driver_python": 0.0, "python_workers": 0.0}
         for role, cpu in self.seen.values():
             out[role] += cpu

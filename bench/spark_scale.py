@@ -30,13 +30,13 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "bench"))
 
 import sparkcluster  # noqa: E402
 from lagassign.core.synthetic import generate_cases  # noqa: E402
@@ -51,23 +51,15 @@ from lagassign.tables.snapshot import (  # noqa: E402
     arrow_schemas,
 )
 from lagassign.tables.synthetic import generate_snapshot, snapshot_tables  # noqa: E402
+from procs import PAGE, RSS, STARTTIME, TICKS, Sampler, boot_time, cmdline, stats  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_scale"
 MASTERS = {"local": "local[2]", "cluster": sparkcluster.MASTER_URL}
 GOAL_SECONDS, GOAL_LINEAR, GOAL_MEMORY, GOAL_STRAGGLER = 180.0, 1.1, 1.5, 1 / 3
 CHUNK = 10_000  # groups per generated chunk above this size
-PAGE = os.sysconf("SC_PAGE_SIZE")
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 # -- memory: RSS of the run's processes, from /proc ----------------------------------------------
-
-
-def _boot_time() -> float:
-    for line in Path("/proc/stat").read_text().splitlines():
-        if line.startswith("btime "):
-            return float(line.split()[1])
-    return 0.0
 
 
 def _role(cmdline: str) -> str | None:
@@ -80,46 +72,29 @@ def _role(cmdline: str) -> str | None:
     return None
 
 
-class MemorySampler(threading.Thread):
+class MemorySampler(Sampler):
     """Peak of the summed RSS per role, over processes started after ``since`` (epoch seconds),
     so long-running daemons (master, workers) and other people's processes are left out."""
 
     def __init__(self, since: float, every: float = 0.25) -> None:
-        super().__init__(daemon=True)
-        self.since, self.every, self.boot = since, every, _boot_time()
+        super().__init__(every)
+        self.since, self.boot = since, boot_time()
         self.peak: dict[str, int] = {"driver": 0, "executor_jvm": 0, "python_workers": 0, "executors": 0}
-        self._halt = threading.Event()
 
     def sample(self) -> None:
         now = dict.fromkeys(("driver", "executor_jvm", "python_workers"), 0)
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
+        for pid, fields in stats().items():
+            cmd = cmdline(pid)
+            role = _role(cmd) if cmd is not None else None
+            if role is None or self.boot + int(fields[STARTTIME]) / TICKS < self.since - 1:
                 continue
-            try:
-                cmd = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                role = _role(cmd)
-                if role is None:
-                    continue
-                stat = Path(entry.path, "stat").read_text()
-                fields = stat[stat.rindex(")") + 2 :].split()
-                started = self.boot + int(fields[19]) / TICKS
-                if started < self.since - 1:
-                    continue
-                now[role] += int(fields[21]) * PAGE
-            except (OSError, ValueError, IndexError):
-                continue  # the process ended meanwhile
+            now[role] += int(fields[RSS]) * PAGE
         now["executors"] = now["executor_jvm"] + now["python_workers"]
         for key, value in now.items():
             self.peak[key] = max(self.peak[key], value)
 
-    def run(self) -> None:
-        while not self._halt.is_set():
-            self.sample()
-            self._halt.wait(self.every)
-
     def stop(self) -> dict[str, int]:
-        self._halt.set()
-        self.join()
+        self.halt()
         return self.peak
 
 
