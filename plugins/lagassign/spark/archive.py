@@ -1,15 +1,16 @@
 """A class-data archive of the Spark driver JVM, so each evaluation starts about 2 s sooner.
 
-A Spark driver JVM loads some ten thousand classes from 277 jars before the job's Python starts,
-and again while the context starts: on the 2-core machine that is 2 of the ~4 s every run pays
-before its first task. Java's application class-data sharing (AppCDS, JDK 13+) records the
-loaded classes once in an archive file; a JVM started with it maps them instead of loading
-them (200-group run: 9.1-10.0 s -> 6.9-7.8 s wall, driver JVM CPU 4.5 -> 2.5 s).
+A Spark driver JVM loads thousands of classes from Spark's 277 jars, before the job's Python
+starts and again while the context starts: on the 2-core machine 2.2-2.5 s and 2.2-2.5 s of
+every run. Java's application class-data sharing (AppCDS, JDK 13+) records the loaded classes
+once in an archive file; a JVM started with it maps them instead of loading them (1.4-1.5 s
+and 1.4-1.8 s; a 200-group run 9.1-10.0 s -> 6.9-7.8 s wall, driver JVM CPU 4.5 -> 2.5 s).
 
 * ``build_archive`` records it: one real run of the evaluation job on a tiny synthetic
   snapshot, its driver JVM started with ``-XX:ArchiveClassesAtExit``, written under a temporary
   name and renamed when complete (a truncated archive crashes the JVM that maps it);
-  ``make setup`` runs it (``python -m lagassign.spark.archive``).
+  ``make spark-archive`` runs it (``python -m lagassign.spark.archive``) and removes the
+  archives of other fingerprints.
 * ``archive_options`` gives the driver's JVM options that use it, or nothing when there is no
   archive for this Java, these JVM options and these Spark jars (``fingerprint``): a stale
   archive is never used; runs are only slower without it. The JVM still checks the archive
@@ -61,7 +62,7 @@ def archive_path(folder: Path, java_home: str, jvm_options: str) -> Path:
 def archive_options(folder: Path, java_home: str, jvm_options: str) -> str:
     """The driver's JVM options that map the archive, or "" when there is none (or
     ``LAGASSIGN_SPARK_CDS=off``)."""
-    if os.environ.get("LAGASSIGN_SPARK_CDS", "").lower() in ("off", "0", "false", "no"):
+    if not java_home or os.environ.get("LAGASSIGN_SPARK_CDS", "").lower() in ("off", "0", "false", "no"):
         return ""
     try:
         path = archive_path(folder, java_home, jvm_options)
@@ -79,6 +80,8 @@ def build_archive(force: bool = False, timeout: float = 300) -> Path:
     from .submit import DRIVER_OPTIONS_KEY, JVM_OPTIONS, pyfiles_path, spark_env, submit_command
 
     java_home = spark_env().get("JAVA_HOME", "")
+    if not java_home:
+        raise EvaluationError("no Java found for Spark (set JAVA_HOME or LAGASSIGN_JAVA_HOME)")
     folder = pyfiles_path().parent
     final = archive_path(folder, java_home, JVM_OPTIONS)
     if final.is_file() and not force:
@@ -105,6 +108,9 @@ def build_archive(force: bool = False, timeout: float = 300) -> Path:
             tmp.replace(final)
         finally:
             tmp.unlink(missing_ok=True)
+    for old in folder.glob("spark-driver-*.jsa"):  # for another Java or Spark: never mapped again
+        if old != final:
+            old.unlink(missing_ok=True)
     return final
 
 
