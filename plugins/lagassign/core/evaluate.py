@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
+from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import Any
 
@@ -61,7 +62,15 @@ def run_strategy(
         metrics,
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
         _index_pairs(group, missing) if missing else None,
-    )
+    ).with_assignment_json(_assignment_json(group, assignment.positions(group)))
+
+
+def _assignment_json(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> str:
+    """The compact JSON of the layout's [topic, partition] pairs per member, joined from the
+    group's texts of each pair (``GroupSnapshot.pair_json``): the same text as encoding them."""
+    texts = group.pair_json.__getitem__
+    held = [f"{encode_basestring_ascii(mid)}:[{','.join(map(texts, idx))}]" for mid, idx in positions.items()]
+    return "{" + ",".join(held) + "}"
 
 
 @gc_paused

@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from itertools import chain, repeat
+from json.encoder import encode_basestring_ascii
 from operator import add, eq, itemgetter
 from typing import Any, Generic, NamedTuple, Self, TypeVar, overload
 
@@ -337,6 +338,19 @@ class GroupSnapshot:
         if "partitions" in self.__dict__ and "columns" not in self.__dict__:
             return sorted(self.partitions)
         return self.columns.topic_partitions()
+
+    @_cached
+    def pair_json(self) -> list[str]:
+        """The compact JSON text of each index's ``[topic, partition]`` pair, as ``json.dumps``
+        writes it: a result's assignment is encoded from these (``StrategyResult.to_json``)
+        instead of walking thousands of small lists per strategy."""
+        columns = self.columns
+        numbers = columns.numbers
+        out: list[str] = []
+        for topic, span in columns.spans.items():
+            head = f"[{encode_basestring_ascii(topic)},"
+            out.extend([f"{head}{int.__repr__(n)}]" for n in numbers[span.start : span.stop]])
+        return out
 
     @property
     def has_tps(self) -> bool:

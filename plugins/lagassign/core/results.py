@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring_ascii
 from typing import Any, TypedDict
 
 from .errors import LagassignError
@@ -71,6 +72,15 @@ class StrategyResult:
     withheld: Pairs | None = None  # cooperative-sticky: partitions held back until revoked
     unassigned: Pairs | None = None  # partitions nobody consumes (only ``current`` can leave any)
     refused: str | None = None
+    #: the compact JSON of ``assignment`` when its maker had it at hand (``with_assignment_json``);
+    #: not a field of the result: left out of comparisons, of repr and of ``replace``
+    _assignment_json: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def with_assignment_json(self, text: str) -> StrategyResult:
+        """This result, told the JSON text of its assignment (exactly what encoding it gives), so
+        that ``to_json`` joins pieces instead of encoding every pair again."""
+        object.__setattr__(self, "_assignment_json", text)
+        return self
 
     @property
     def scored(self) -> bool:
@@ -112,7 +122,24 @@ class StrategyResult:
         )
 
     def to_json(self) -> str:
-        return _COMPACT.encode(self.to_dict())
+        """``to_dict`` as compact JSON (the text of ``json.dumps`` with these separators)."""
+        assignment = self._assignment_json
+        if assignment is None or self.refused is not None:
+            return _COMPACT.encode(self.to_dict())
+        parts = [
+            '{"strategy":',
+            encode_basestring_ascii(self.strategy),
+            ',"assignment":',
+            assignment,
+            ',"metrics":',
+            _COMPACT.encode(self.metrics),
+        ]
+        if self.withheld is not None:
+            parts += [',"withheld":', _COMPACT.encode(self.withheld)]
+        if self.unassigned:
+            parts += [',"unassigned":', _COMPACT.encode(self.unassigned)]
+        parts.append("}")
+        return "".join(parts)
 
     @classmethod
     def from_json(cls, text: str) -> StrategyResult:
