@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from lagassign.core.case import parse_case
+from lagassign.core.case import offset_columns, parse_case, partition_columns
 from lagassign.core.evaluate import evaluate_group
 from lagassign.core.results import GroupEvaluation, StrategyResult
+from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
+from lagassign.pipeline.evaluation import evaluate_group_columns, evaluate_group_rows
 from lagassign.tables.evaluations import _ascii_array, evaluation_columns, evaluation_rows, row_columns
+from lagassign.tables.snapshot import column_rows, snapshot_group_columns, snapshot_groups
+from lagassign.tables.synthetic import snapshot_tables
 
 
 def _evaluations(groups: int, seed: int) -> list[GroupEvaluation]:
@@ -62,3 +67,76 @@ def test_ascii_array_is_pa_array() -> None:
         assert _ascii_array(values).equals(pa.array(values, type=pa.string()))
     odd = ["ü", None, "x"]  # not ASCII: pyarrow's own way
     assert _ascii_array(odd).equals(pa.array(odd, type=pa.string()))
+
+
+def _odd_snapshot(folder: Path) -> Path:
+    """A snapshot whose groups' rows are shuffled and interleaved, with the odd cases a reader
+    meets: rates and racks, a missing end offset, a partition listed twice, an unknown reset
+    policy, earliest mode without commits, a failed group, a group without partitions."""
+    rng = random.Random(11)
+    cases, failed = generate_cases(24, 3, huge=0, failed_share=0.1)
+    snap = snapshot_tables(cases, failed)
+    by_group: dict[str, list[dict]] = {}
+    for row in snap.partitions:
+        by_group.setdefault(row["group"], []).append(row)
+    names = sorted(by_group)
+    by_group[names[0]][0]["rate"] = 12.5
+    by_group[names[1]][1]["racks"] = ["r1", "r2"]
+    by_group[names[2]][0]["end"] = None
+    by_group[names[3]].append(dict(by_group[names[3]][0]))
+    by_group[names[4]][0]["rate"] = float("nan")
+    for row in by_group[names[5]]:
+        row["committed"] = None
+    for grow in snap.groups:
+        if grow["group"] == names[5]:
+            grow["auto_offset_reset"] = "earliest"
+        if grow["group"] == names[6]:
+            grow["auto_offset_reset"] = "sometimes"
+        if grow["group"] == names[7]:
+            grow["auto_offset_reset"] = None
+    del by_group[names[8]]
+    rows = [row for group in by_group.values() for row in group]
+    rng.shuffle(rows)
+    snap.partitions = rows
+    return snap.write(folder)
+
+
+def test_group_columns_evaluate_as_rows(tmp_path: Path) -> None:
+    folder = _odd_snapshot(tmp_path / "snap")
+    by_rows = list(snapshot_groups(folder))
+    by_columns = list(snapshot_group_columns(folder))
+    assert [g for g, _, _ in by_rows] == [g for g, _, _ in by_columns]
+    names, options = strategy_names(), {"max_moves": None, "count_slack": None, "exact_budget": None}
+    errors = 0
+    for (grow, rows, members), (_, columns, _) in zip(by_rows, by_columns, strict=True):
+        assert repr(column_rows(columns)) == repr(rows)  # NaN rates: compared as text
+        expected = evaluate_group_rows(grow, rows, members, names, options)
+        got = evaluate_group_columns(grow, columns, members, names, options)
+        assert got == expected
+        assert [r.to_json() for r in got.results] == [r.to_json() for r in expected.results]
+        errors += expected.error is not None
+    assert errors >= 4
+
+
+def test_offset_columns_are_partition_columns() -> None:
+    rng = random.Random(8)
+    for _ in range(50):
+        parts = [
+            {
+                "topic": f"t{rng.randrange(3)}",
+                "partition": rng.randrange(6),
+                "begin": b,
+                "end": b + rng.randrange(50),
+                "committed": rng.choice([None, b + rng.randrange(60)]),
+            }
+            for b in (rng.randrange(100) for _ in range(rng.randrange(12)))
+        ]
+        reset = rng.choice(["latest", "earliest"])
+        got = offset_columns(
+            *([p[k] for p in parts] for k in ("topic", "partition", "begin", "end", "committed")), reset
+        )
+        expected = partition_columns(parts, reset)
+        assert (got is None) == (expected is None)
+        if got is not None and expected is not None:
+            for key in ("topics", "numbers", "lags", "begin", "end", "committed"):
+                assert getattr(got, key) == getattr(expected, key)
