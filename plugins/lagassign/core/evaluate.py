@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
-from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
 from .model import Assignment, GroupSnapshot, TopicPartition, gc_paused
-from .results import GroupEvaluation, StrategyResult, best_of
+from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
 
@@ -20,20 +19,19 @@ def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
     return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
 
 
-def _index_pairs(group: GroupSnapshot, idx: list[int]) -> list[list[Any]]:
-    """The [topic, partition] pairs of partition indices (from the TopicPartitions when some
-    strategy made them already, else from the columns)."""
-    if group.has_tps:
-        return list(map(list, map(group.tps.__getitem__, idx)))
-    topics, numbers = group.columns.topics, group.columns.numbers
-    return list(map(list, zip(map(topics.__getitem__, idx), map(numbers.__getitem__, idx), strict=True)))
+def _index_pairs(group: GroupSnapshot, idx: Iterable[int]) -> list[list[Any]]:
+    """The [topic, partition] pairs of partition indices."""
+    return list(map(list, map(group.pairs.__getitem__, idx)))
 
 
-def _layout_pairs(group: GroupSnapshot, assignment: Assignment) -> dict[str, list[list[Any]]]:
-    """Each member's [topic, partition] pairs, made in one pass over all of them."""
+def _layout_pairs(
+    group: GroupSnapshot, assignment: Assignment, positions: Mapping[str, list[int]] | None = None
+) -> dict[str, list[list[Any]]]:
+    """Each member's [topic, partition] pairs, made in one pass over all of them (from the
+    partition indices of an indexed assignment, ``positions`` when given)."""
     if assignment.is_indexed(group):
-        layout: Mapping[str, list[Any]] = assignment.positions(group)
-        pairs = _index_pairs(group, list(chain.from_iterable(layout.values())))
+        layout: Mapping[str, list[Any]] = assignment.positions(group) if positions is None else positions
+        pairs = _index_pairs(group, chain.from_iterable(layout.values()))
     else:
         layout = assignment.members
         pairs = _pairs(chain.from_iterable(layout.values()))
@@ -55,22 +53,23 @@ def run_strategy(
 ) -> StrategyResult:
     """Run one strategy on a parsed group: its assignment, scored."""
     assignment = get_strategy(strategy, **options).assign(group)
-    metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound)
+    positions = assignment.positions(group)  # once: made anew each time for a non-indexed one
+    metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound, positions)
     return StrategyResult(
         strategy,
-        _layout_pairs(group, assignment),
+        _layout_pairs(group, assignment, positions),
         metrics,
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
         _index_pairs(group, missing) if missing else None,
-    ).with_assignment_json(_assignment_json(group, assignment.positions(group)))
+    ).with_layout(_pair_texts(group), positions)
 
 
-def _assignment_json(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> str:
-    """The compact JSON of the layout's [topic, partition] pairs per member, joined from the
-    group's texts of each pair (``GroupSnapshot.pair_json``): the same text as encoding them."""
-    texts = group.pair_json.__getitem__
-    held = [f"{encode_basestring_ascii(mid)}:[{','.join(map(texts, idx))}]" for mid, idx in positions.items()]
-    return "{" + ",".join(held) + "}"
+def _pair_texts(group: GroupSnapshot) -> PairTexts:
+    """The group's ``PairTexts``, one for all its results."""
+    texts = group.memo.get(("pair_texts",))
+    if texts is None:
+        texts = group.memo[("pair_texts",)] = PairTexts(group.pairs)
+    return texts
 
 
 @gc_paused
@@ -83,7 +82,7 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     """Every partition with a member subscribed to its topic. Only ``current`` can break this:
     it keeps partitions as they are, also those of a topic their member no longer subscribes
     to, which the next rebalance takes away anyway."""
-    topics = {m.id: m.topics for m in group.members}
+    topics = group.topics_of
     return all(
         topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in (result.assignment or {}).items()
     )

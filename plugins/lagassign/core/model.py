@@ -16,7 +16,6 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from itertools import chain, repeat
-from json.encoder import encode_basestring_ascii
 from operator import add, eq, itemgetter
 from typing import Any, Generic, NamedTuple, Self, TypeVar, overload
 
@@ -340,17 +339,10 @@ class GroupSnapshot:
         return self.columns.topic_partitions()
 
     @_cached
-    def pair_json(self) -> list[str]:
-        """The compact JSON text of each index's ``[topic, partition]`` pair, as ``json.dumps``
-        writes it: a result's assignment is encoded from these (``StrategyResult.to_json``)
-        instead of walking thousands of small lists per strategy."""
-        columns = self.columns
-        numbers = columns.numbers
-        out: list[str] = []
-        for topic, span in columns.spans.items():
-            head = f"[{encode_basestring_ascii(topic)},"
-            out.extend([f"{head}{int.__repr__(n)}]" for n in numbers[span.start : span.stop]])
-        return out
+    def pairs(self) -> list[tuple[str, int]]:
+        """Each index's (topic, partition) as a plain tuple: a result's ``[topic, partition]``
+        lists are made from these (a third faster than from the columns or TopicPartitions)."""
+        return list(zip(self.columns.topics, self.columns.numbers, strict=True))
 
     @property
     def has_tps(self) -> bool:

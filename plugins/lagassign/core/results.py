@@ -62,6 +62,35 @@ class ResultShapeError(LagassignError):
     """A result or evaluation that does not have the contract's shape."""
 
 
+class PairTexts:
+    """A group's ``[topic, partition]`` pairs by partition index, and (made on first use) the
+    compact JSON text of each, as the encoder writes it: the results of the group share them,
+    so a plan's JSON is joined from texts instead of encoding thousands of small lists."""
+
+    __slots__ = ("_texts", "pairs")
+
+    def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
+        self.pairs = pairs
+        self._texts: list[str] | None = None
+
+    def texts(self) -> list[str]:
+        if self._texts is None:
+            topics: dict[str, str] = {}
+            self._texts = [
+                f"[{topics.get(t) or topics.setdefault(t, encode_basestring_ascii(t))},{int.__repr__(n)}]"
+                for t, n in self.pairs
+            ]
+        return self._texts
+
+    def assignment_json(self, positions: Mapping[str, list[int]]) -> str:
+        """The compact JSON of the pairs of these indices per member."""
+        text = self.texts().__getitem__
+        held = [
+            f"{encode_basestring_ascii(mid)}:[{','.join(map(text, idx))}]" for mid, idx in positions.items()
+        ]
+        return "{" + ",".join(held) + "}"
+
+
 @dataclass(frozen=True)
 class StrategyResult:
     """One strategy's answer for one group: an assignment and its metrics, or a refusal."""
@@ -72,14 +101,17 @@ class StrategyResult:
     withheld: Pairs | None = None  # cooperative-sticky: partitions held back until revoked
     unassigned: Pairs | None = None  # partitions nobody consumes (only ``current`` can leave any)
     refused: str | None = None
-    #: the compact JSON of ``assignment`` when its maker had it at hand (``with_assignment_json``);
-    #: not a field of the result: left out of comparisons, of repr and of ``replace``
-    _assignment_json: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: ``assignment`` as partition indices per member, with the group's pair texts
+    #: (``with_layout``); not a field of the result: left out of comparisons, repr and ``replace``
+    _layout: tuple[PairTexts, Mapping[str, list[int]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
-    def with_assignment_json(self, text: str) -> StrategyResult:
-        """This result, told the JSON text of its assignment (exactly what encoding it gives), so
-        that ``to_json`` joins pieces instead of encoding every pair again."""
-        object.__setattr__(self, "_assignment_json", text)
+    def with_layout(self, texts: PairTexts, positions: Mapping[str, list[int]]) -> StrategyResult:
+        """This result, told its assignment as indices into ``texts`` (the same pairs, in the
+        same order), so that ``to_json`` joins texts made once per group instead of encoding
+        every pair of every result again."""
+        object.__setattr__(self, "_layout", (texts, positions))
         return self
 
     @property
@@ -123,14 +155,13 @@ class StrategyResult:
 
     def to_json(self) -> str:
         """``to_dict`` as compact JSON (the text of ``json.dumps`` with these separators)."""
-        assignment = self._assignment_json
-        if assignment is None or self.refused is not None:
+        if self._layout is None or self.refused is not None:
             return _COMPACT.encode(self.to_dict())
         parts = [
             '{"strategy":',
             encode_basestring_ascii(self.strategy),
             ',"assignment":',
-            assignment,
+            self._layout[0].assignment_json(self._layout[1]),
             ',"metrics":',
             _COMPACT.encode(self.metrics),
         ]
