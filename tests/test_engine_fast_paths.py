@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from lagassign.core.case import offset_columns, parse_case, partition_columns
 from lagassign.core.evaluate import evaluate_group
-from lagassign.core.results import GroupEvaluation, StrategyResult
+from lagassign.core.results import GroupEvaluation, PairTexts, StrategyResult
 from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
 from lagassign.pipeline.evaluation import evaluate_group_columns, evaluate_group_rows
@@ -140,3 +140,13 @@ def test_offset_columns_are_partition_columns() -> None:
         if got is not None and expected is not None:
             for key in ("topics", "numbers", "lags", "begin", "end", "committed"):
                 assert getattr(got, key) == getattr(expected, key)
+
+
+def test_pair_texts_reuse_only_the_same_layout() -> None:
+    texts = PairTexts([("t", 0), ("t", 1), ("u", 0)])
+    first = texts.assignment_json({"a": [0], "b": [1, 2]})
+    assert first == json.dumps({"a": [["t", 0]], "b": [["t", 1], ["u", 0]]}, separators=(",", ":"))
+    assert texts.assignment_json({"a": [0], "b": [1, 2]}) == first
+    swapped = texts.assignment_json({"b": [1, 2], "a": [0]})
+    assert swapped == json.dumps({"b": [["t", 1], ["u", 0]], "a": [["t", 0]]}, separators=(",", ":"))
+    assert texts.assignment_json({"a": [0, 1], "b": [2]}) != first

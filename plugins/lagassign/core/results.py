@@ -65,13 +65,16 @@ class ResultShapeError(LagassignError):
 class PairTexts:
     """A group's ``[topic, partition]`` pairs by partition index, and (made on first use) the
     compact JSON text of each, as the encoder writes it: the results of the group share them,
-    so a plan's JSON is joined from texts instead of encoding thousands of small lists."""
+    so a plan's JSON is joined from texts instead of encoding thousands of small lists.
+    Strategies often agree (almost half the plans of the synthetic mix repeat one of their
+    group's): a layout equal to one joined already reuses its text."""
 
-    __slots__ = ("_texts", "pairs")
+    __slots__ = ("_joined", "_texts", "pairs")
 
     def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
         self.pairs = pairs
         self._texts: list[str] | None = None
+        self._joined: list[tuple[Mapping[str, list[int]], str]] = []
 
     def texts(self) -> list[str]:
         if self._texts is None:
@@ -84,11 +87,21 @@ class PairTexts:
 
     def assignment_json(self, positions: Mapping[str, list[int]]) -> str:
         """The compact JSON of the pairs of these indices per member."""
+        for earlier, joined in self._joined:
+            if earlier is positions or (earlier == positions and list(earlier) == list(positions)):
+                return joined  # the same layout, members in the same order
         text = self.texts().__getitem__
         held = [
             f"{encode_basestring_ascii(mid)}:[{','.join(map(text, idx))}]" for mid, idx in positions.items()
         ]
-        return "{" + ",".join(held) + "}"
+        joined = "{" + ",".join(held) + "}"
+        if len(self._joined) < _JOINED_KEPT:
+            self._joined.append((positions, joined))
+        return joined
+
+
+#: layouts whose text a group's ``PairTexts`` keeps (every strategy's once, and some)
+_JOINED_KEPT = 32
 
 
 @dataclass(frozen=True)

@@ -261,7 +261,11 @@ def snapshot_group_columns(
     if missing:
         raise LagassignError(f"snapshot {folder}: {PARTITIONS} lacks column(s) {', '.join(missing)}")
     names = [*PARTITION_COLUMNS, *(c for c in OPTIONAL_PARTITION_COLUMNS if c in table.column_names)]
-    columns = {name: table.column(name).to_pylist() for name in names}
+    rows = table.num_rows
+    columns: dict[str, list[Any]] = {  # a column without values (no rates, racks) as nulls, unconverted
+        name: [None] * rows if table.column(name).null_count == rows else table.column(name).to_pylist()
+        for name in names
+    }
     members: dict[str, list[dict[str, Any]]] = {}
     for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS, OPTIONAL_MEMBER_COLUMNS):
         members.setdefault(row["group"], []).append(row)
