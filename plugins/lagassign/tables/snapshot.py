@@ -204,15 +204,22 @@ def _as_list(value: Any) -> list[Any]:
     return list(value)
 
 
+def _read_parquet(path: Path) -> Any:
+    """A Parquet table: a file read as one (``pq.read_table`` goes through pyarrow's dataset
+    layer, whose first use imports a quarter second of CPU), a folder of part files as a
+    dataset."""
+    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
+
+    return pq.ParquetFile(path).read() if path.is_file() else pq.read_table(path)
+
+
 def _read_table(
     folder: Path, name: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
-
     path = folder / name
     if not path.exists():
         raise LagassignError(f"snapshot {folder}: {name} is missing")
-    table = pq.read_table(path)
+    table = _read_parquet(path)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
@@ -249,14 +256,12 @@ def snapshot_group_columns(
     """``snapshot_groups`` with each group's partitions as columns (column name -> the group's
     values, in the file's order) instead of rows: the partitions table is most of a snapshot,
     and a dict per row cost more than the rest of reading it."""
-    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
-
     folder = Path(folder)
     groups = _read_table(folder, GROUPS, GROUP_COLUMNS, OPTIONAL_GROUP_COLUMNS)
     path = folder / PARTITIONS
     if not path.exists():
         raise LagassignError(f"snapshot {folder}: {PARTITIONS} is missing")
-    table = pq.read_table(path)
+    table = _read_parquet(path)
     missing = [c for c in PARTITION_COLUMNS if c not in table.column_names]
     if missing:
         raise LagassignError(f"snapshot {folder}: {PARTITIONS} lacks column(s) {', '.join(missing)}")
