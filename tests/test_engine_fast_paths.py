@@ -150,3 +150,16 @@ def test_pair_texts_reuse_only_the_same_layout() -> None:
     swapped = texts.assignment_json({"b": [1, 2], "a": [0]})
     assert swapped == json.dumps({"b": [["t", 1], ["u", 0]], "a": [["t", 0]]}, separators=(",", ":"))
     assert texts.assignment_json({"a": [0, 1], "b": [2]}) != first
+
+
+def test_snapshot_tables_as_folders(tmp_path: Path) -> None:
+    """A table written as a folder of part files (as Spark writes) reads as the single file."""
+    folder = _odd_snapshot(tmp_path / "snap")
+    before = repr(list(snapshot_group_columns(folder)))
+    for name in ("groups.parquet", "partitions.parquet"):
+        single = folder / name
+        part = tmp_path / name
+        single.rename(part)
+        single.mkdir()
+        part.rename(single / "part-00000.parquet")
+    assert repr(list(snapshot_group_columns(folder))) == before
