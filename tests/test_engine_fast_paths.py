@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from lagassign.core.case import offset_columns, parse_case, partition_columns
-from lagassign.core.evaluate import evaluate_group
+from lagassign.core.evaluate import evaluate_group, respects_subscriptions
 from lagassign.core.results import GroupEvaluation, PairTexts, StrategyResult
 from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
@@ -163,3 +163,22 @@ def test_snapshot_tables_as_folders(tmp_path: Path) -> None:
         single.mkdir()
         part.rename(single / "part-00000.parquet")
     assert repr(list(snapshot_group_columns(folder))) == before
+
+
+def test_respects_subscriptions_as_checked_pair_by_pair() -> None:
+    cases, _ = generate_cases(40, 9, huge=0)
+    seen = set()
+    for case in cases:
+        group = parse_case(case)
+        results = list(evaluate_group(group).results)
+        # the same assignments, not made by run_strategy (no layout): checked pair by pair
+        results += [StrategyResult(r.strategy, r.assignment, r.metrics) for r in results]
+        some = group.members[0].id
+        results.append(StrategyResult("odd", {some: [["no-such-topic", 0]]}, {}))
+        for result in results:
+            topics = {m.id: m.topics for m in group.members}
+            held = (result.assignment or {}).items()
+            expected = all(topics[mid].issuperset(t for t, _ in tps) for mid, tps in held)
+            assert respects_subscriptions(group, result) == expected
+            seen.add(expected)
+    assert seen == {True, False}

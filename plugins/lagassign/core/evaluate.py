@@ -66,10 +66,13 @@ def run_strategy(
 
 def _pair_texts(group: GroupSnapshot) -> PairTexts:
     """The group's ``PairTexts``, one for all its results."""
-    texts = group.memo.get(("pair_texts",))
+    texts = group.memo.get(_PAIR_TEXTS)
     if texts is None:
-        texts = group.memo[("pair_texts",)] = PairTexts(group.pairs)
+        texts = group.memo[_PAIR_TEXTS] = PairTexts(group.pairs)
     return texts
+
+
+_PAIR_TEXTS = ("pair_texts",)
 
 
 @gc_paused
@@ -83,9 +86,16 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     it keeps partitions as they are, also those of a topic their member no longer subscribes
     to, which the next rebalance takes away anyway."""
     topics = group.topics_of
-    return all(
-        topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in (result.assignment or {}).items()
-    )
+    assignment = result.assignment or {}
+    if (
+        group.identical_subscriptions
+        and len(group.members[0].topics) == len(group.topic_span)
+        and (texts := group.memo.get(_PAIR_TEXTS)) is not None
+        and result.indexed_on(texts)
+        and topics.keys() >= assignment.keys()
+    ):
+        return True  # partitions of the group, held by members who all subscribe to each topic
+    return all(topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in assignment.items())
 
 
 @gc_paused

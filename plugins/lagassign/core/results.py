@@ -127,6 +127,11 @@ class StrategyResult:
         object.__setattr__(self, "_layout", (texts, positions))
         return self
 
+    def indexed_on(self, texts: PairTexts) -> bool:
+        """Whether ``with_layout`` told this result its assignment as indices into ``texts``:
+        then every pair of it is a partition of the group ``texts`` belongs to."""
+        return self._layout is not None and self._layout[0] is texts
+
     @property
     def scored(self) -> bool:
         return self.refused is None and self.metrics is not None
