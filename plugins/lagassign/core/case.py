@@ -287,8 +287,12 @@ def _per_second(entry: Mapping[str, Any], key: str, where: str) -> float | None:
 
 
 @gc_paused
-def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
-    """Validate a case object and build the GroupSnapshot that strategies run on."""
+def parse_case(case: Mapping[str, Any], *, columns: PartitionColumns | None = None) -> GroupSnapshot:
+    """Validate a case object and build the GroupSnapshot that strategies run on.
+
+    ``columns``: the case's partitions, already made and checked (``offset_columns``, as a
+    snapshot reader does from its own columns); the case's ``partitions`` are then not read.
+    """
     if not isinstance(case, Mapping):
         raise CaseError(f"a case must be a JSON object, got {type(case).__name__}")
     group = case.get("group", "case")
@@ -304,13 +308,13 @@ def parse_case(case: Mapping[str, Any]) -> GroupSnapshot:
         raise CaseError("'members' must be a list of members")
     if not members_raw:
         raise CaseError(f"group {group}: empty group (no members)")
-    partitions_raw = case.get("partitions")
-    if not isinstance(partitions_raw, list):
-        raise CaseError("'partitions' must be a list of partitions")
-
-    columns = partition_columns(partitions_raw, reset)
-    if columns is None:  # not one of the common shapes, or something is wrong: entry by entry
-        columns = PartitionColumns.of_states(_partition_states(partitions_raw, reset))
+    if columns is None:
+        partitions_raw = case.get("partitions")
+        if not isinstance(partitions_raw, list):
+            raise CaseError("'partitions' must be a list of partitions")
+        columns = partition_columns(partitions_raw, reset)
+        if columns is None:  # not one of the common shapes, or something is wrong: entry by entry
+            columns = PartitionColumns.of_states(_partition_states(partitions_raw, reset))
 
     members = _members_in_bulk(members_raw)
     if members is None:  # not the common shape, or something is wrong: member by member
@@ -390,19 +394,15 @@ def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | No
     if set(map(type, partitions_raw)) != {dict}:
         return None
     shapes = set(map(len, partitions_raw))
-    begin = end = committed = None
     try:
         topics = list(map(_TOPIC, partitions_raw))
         numbers = list(map(_NUMBER, partitions_raw))
         if shapes == {3}:
             lags = list(map(_LAG, partitions_raw))
         elif shapes == {5}:
-            begin = list(map(_BEGIN, partitions_raw))
-            end = list(map(_END, partitions_raw))
+            begin, end = list(map(_BEGIN, partitions_raw)), list(map(_END, partitions_raw))
             committed = list(map(_COMMITTED, partitions_raw))
-            if not _offsets_valid(begin, end, committed):
-                return None
-            lags = list(map(_lag_from_offsets, begin, end, committed, repeat(reset)))
+            return offset_columns(topics, numbers, begin, end, committed, reset)
         else:
             return None
         names = set(topics)
@@ -412,17 +412,36 @@ def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | No
         return None
     if not (_all_ints(numbers) and _all_ints(lags)):
         return None
-    offsets: list[list] = (
-        [begin, end, committed] if begin is not None and end is not None and committed is not None else []
-    )
-    ordered = _sorted_columns([topics, numbers, lags, *offsets], names)
+    ordered = _sorted_columns([topics, numbers, lags], names)
     if ordered is None:  # a partition listed twice
         return None
-    if offsets:
-        topics, numbers, lags, begin, end, committed = ordered
-    else:
-        topics, numbers, lags = ordered
-    return PartitionColumns(topics, numbers, lags, begin, end, committed)
+    return PartitionColumns(*ordered)
+
+
+def offset_columns(
+    topics: list, numbers: list, begin: list, end: list, committed: list, reset: str
+) -> PartitionColumns | None:
+    """``partition_columns`` of partitions given as offsets (a snapshot's shape: topic,
+    partition, begin, end, committed, one list each, in any order), their lags computed under
+    ``reset`` (lower case). None when anything is wrong: the caller then checks entry by entry,
+    which names the first one at fault."""
+    if not topics:
+        return PartitionColumns([], [], [])
+    try:
+        if not _offsets_valid(begin, end, committed):
+            return None
+        lags = list(map(_lag_from_offsets, begin, end, committed, repeat(reset)))
+        names = set(topics)
+    except TypeError:  # an unhashable topic
+        return None
+    if set(map(type, names)) != {str} or "" in names:
+        return None
+    if not (_all_ints(numbers) and _all_ints(lags)):
+        return None
+    ordered = _sorted_columns([topics, numbers, lags, begin, end, committed], names)
+    if ordered is None:  # a partition listed twice
+        return None
+    return PartitionColumns(*ordered)
 
 
 def _all_ints(values: list) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 from .case import parse_case
 from .errors import StrategyRefusedError
 from .model import Assignment, GroupSnapshot, TopicPartition, gc_paused
-from .results import GroupEvaluation, StrategyResult, best_of
+from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
 
@@ -19,20 +19,19 @@ def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
     return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
 
 
-def _index_pairs(group: GroupSnapshot, idx: list[int]) -> list[list[Any]]:
-    """The [topic, partition] pairs of partition indices (from the TopicPartitions when some
-    strategy made them already, else from the columns)."""
-    if group.has_tps:
-        return list(map(list, map(group.tps.__getitem__, idx)))
-    topics, numbers = group.columns.topics, group.columns.numbers
-    return list(map(list, zip(map(topics.__getitem__, idx), map(numbers.__getitem__, idx), strict=True)))
+def _index_pairs(group: GroupSnapshot, idx: Iterable[int]) -> list[list[Any]]:
+    """The [topic, partition] pairs of partition indices."""
+    return list(map(list, map(group.pairs.__getitem__, idx)))
 
 
-def _layout_pairs(group: GroupSnapshot, assignment: Assignment) -> dict[str, list[list[Any]]]:
-    """Each member's [topic, partition] pairs, made in one pass over all of them."""
+def _layout_pairs(
+    group: GroupSnapshot, assignment: Assignment, positions: Mapping[str, list[int]] | None = None
+) -> dict[str, list[list[Any]]]:
+    """Each member's [topic, partition] pairs, made in one pass over all of them (from the
+    partition indices of an indexed assignment, ``positions`` when given)."""
     if assignment.is_indexed(group):
-        layout: Mapping[str, list[Any]] = assignment.positions(group)
-        pairs = _index_pairs(group, list(chain.from_iterable(layout.values())))
+        layout: Mapping[str, list[Any]] = assignment.positions(group) if positions is None else positions
+        pairs = _index_pairs(group, chain.from_iterable(layout.values()))
     else:
         layout = assignment.members
         pairs = _pairs(chain.from_iterable(layout.values()))
@@ -54,14 +53,26 @@ def run_strategy(
 ) -> StrategyResult:
     """Run one strategy on a parsed group: its assignment, scored."""
     assignment = get_strategy(strategy, **options).assign(group)
-    metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound)
+    positions = assignment.positions(group)  # once: made anew each time for a non-indexed one
+    metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound, positions)
     return StrategyResult(
         strategy,
-        _layout_pairs(group, assignment),
+        _layout_pairs(group, assignment, positions),
         metrics,
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
         _index_pairs(group, missing) if missing else None,
-    )
+    ).with_layout(_pair_texts(group), positions)
+
+
+def _pair_texts(group: GroupSnapshot) -> PairTexts:
+    """The group's ``PairTexts``, one for all its results."""
+    texts = group.memo.get(_PAIR_TEXTS)
+    if texts is None:
+        texts = group.memo[_PAIR_TEXTS] = PairTexts(group.pairs)
+    return texts
+
+
+_PAIR_TEXTS = ("pair_texts",)
 
 
 @gc_paused
@@ -74,10 +85,17 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     """Every partition with a member subscribed to its topic. Only ``current`` can break this:
     it keeps partitions as they are, also those of a topic their member no longer subscribes
     to, which the next rebalance takes away anyway."""
-    topics = {m.id: m.topics for m in group.members}
-    return all(
-        topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in (result.assignment or {}).items()
-    )
+    topics = group.topics_of
+    assignment = result.assignment or {}
+    if (
+        group.identical_subscriptions
+        and len(group.members[0].topics) == len(group.topic_span)
+        and (texts := group.memo.get(_PAIR_TEXTS)) is not None
+        and result.indexed_on(texts)
+        and topics.keys() >= assignment.keys()
+    ):
+        return True  # partitions of the group, held by members who all subscribe to each topic
+    return all(topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in assignment.items())
 
 
 @gc_paused

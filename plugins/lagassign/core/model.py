@@ -338,6 +338,12 @@ class GroupSnapshot:
             return sorted(self.partitions)
         return self.columns.topic_partitions()
 
+    @_cached
+    def pairs(self) -> list[tuple[str, int]]:
+        """Each index's (topic, partition) as a plain tuple: a result's ``[topic, partition]``
+        lists are made from these (a third faster than from the columns or TopicPartitions)."""
+        return list(zip(self.columns.topics, self.columns.numbers, strict=True))
+
     @property
     def has_tps(self) -> bool:
         """Whether ``tps`` is made already."""

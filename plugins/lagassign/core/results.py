@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring_ascii
 from typing import Any, TypedDict
 
 from .errors import LagassignError
@@ -61,6 +62,48 @@ class ResultShapeError(LagassignError):
     """A result or evaluation that does not have the contract's shape."""
 
 
+class PairTexts:
+    """A group's ``[topic, partition]`` pairs by partition index, and (made on first use) the
+    compact JSON text of each, as the encoder writes it: the results of the group share them,
+    so a plan's JSON is joined from texts instead of encoding thousands of small lists.
+    Strategies often agree (almost half the plans of the synthetic mix repeat one of their
+    group's): a layout equal to one joined already reuses its text."""
+
+    __slots__ = ("_joined", "_texts", "pairs")
+
+    def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
+        self.pairs = pairs
+        self._texts: list[str] | None = None
+        self._joined: list[tuple[Mapping[str, list[int]], str]] = []
+
+    def texts(self) -> list[str]:
+        if self._texts is None:
+            topics: dict[str, str] = {}
+            self._texts = [
+                f"[{topics.get(t) or topics.setdefault(t, encode_basestring_ascii(t))},{int.__repr__(n)}]"
+                for t, n in self.pairs
+            ]
+        return self._texts
+
+    def assignment_json(self, positions: Mapping[str, list[int]]) -> str:
+        """The compact JSON of the pairs of these indices per member."""
+        for earlier, joined in self._joined:
+            if earlier is positions or (earlier == positions and list(earlier) == list(positions)):
+                return joined  # the same layout, members in the same order
+        text = self.texts().__getitem__
+        held = [
+            f"{encode_basestring_ascii(mid)}:[{','.join(map(text, idx))}]" for mid, idx in positions.items()
+        ]
+        joined = "{" + ",".join(held) + "}"
+        if len(self._joined) < _JOINED_KEPT:
+            self._joined.append((positions, joined))
+        return joined
+
+
+#: layouts whose text a group's ``PairTexts`` keeps (every strategy's once, and some)
+_JOINED_KEPT = 32
+
+
 @dataclass(frozen=True)
 class StrategyResult:
     """One strategy's answer for one group: an assignment and its metrics, or a refusal."""
@@ -71,6 +114,23 @@ class StrategyResult:
     withheld: Pairs | None = None  # cooperative-sticky: partitions held back until revoked
     unassigned: Pairs | None = None  # partitions nobody consumes (only ``current`` can leave any)
     refused: str | None = None
+    #: ``assignment`` as partition indices per member, with the group's pair texts
+    #: (``with_layout``); not a field of the result: left out of comparisons, repr and ``replace``
+    _layout: tuple[PairTexts, Mapping[str, list[int]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def with_layout(self, texts: PairTexts, positions: Mapping[str, list[int]]) -> StrategyResult:
+        """This result, told its assignment as indices into ``texts`` (the same pairs, in the
+        same order), so that ``to_json`` joins texts made once per group instead of encoding
+        every pair of every result again."""
+        object.__setattr__(self, "_layout", (texts, positions))
+        return self
+
+    def indexed_on(self, texts: PairTexts) -> bool:
+        """Whether ``with_layout`` told this result its assignment as indices into ``texts``:
+        then every pair of it is a partition of the group ``texts`` belongs to."""
+        return self._layout is not None and self._layout[0] is texts
 
     @property
     def scored(self) -> bool:
@@ -112,7 +172,23 @@ class StrategyResult:
         )
 
     def to_json(self) -> str:
-        return _COMPACT.encode(self.to_dict())
+        """``to_dict`` as compact JSON (the text of ``json.dumps`` with these separators)."""
+        if self._layout is None or self.refused is not None:
+            return _COMPACT.encode(self.to_dict())
+        parts = [
+            '{"strategy":',
+            encode_basestring_ascii(self.strategy),
+            ',"assignment":',
+            self._layout[0].assignment_json(self._layout[1]),
+            ',"metrics":',
+            _COMPACT.encode(self.metrics),
+        ]
+        if self.withheld is not None:
+            parts += [',"withheld":', _COMPACT.encode(self.withheld)]
+        if self.unassigned:
+            parts += [',"unassigned":', _COMPACT.encode(self.unassigned)]
+        parts.append("}")
+        return "".join(parts)
 
     @classmethod
     def from_json(cls, text: str) -> StrategyResult:

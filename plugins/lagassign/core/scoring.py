@@ -228,14 +228,17 @@ def score_layout(
     assignment: Assignment,
     lower_bound: int | None = None,
     balanced_bound: int | None = None,
+    positions: Mapping[str, list[int]] | None = None,
 ) -> tuple[Metrics, list[int]]:
-    """``score``, and the indices of the assignable partitions nobody holds (ascending).
+    """``score``, and the indices of the assignable partitions nobody holds (ascending);
+    ``positions``: the assignment's ``positions(group)`` when the caller has them.
 
     Strategies often agree (sticky and cooperative-sticky always, range and current whenever
     the group runs range's plan, ...): a layout already scored on this group, under the same
     bounds and proofs, is not scored again; its metrics are copied.
     """
-    positions = assignment.positions(group)
+    if positions is None:
+        positions = assignment.positions(group)
     lower = lower_bound_max_lag(group) if lower_bound is None else lower_bound
     balanced = balanced_lower_bound_max_lag(group) if balanced_bound is None else balanced_bound
     proofs = (getattr(assignment, "proven_optimal", False), getattr(assignment, "proven_catch_up", False))

@@ -107,6 +107,41 @@ def row_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     return {name: [row.get(name) for row in rows] for name in COLUMNS}
 
 
+def evaluation_columns(evaluations: Sequence[GroupEvaluation]) -> dict[str, list[Any]]:
+    """``row_columns`` of every evaluation's ``evaluation_rows``, made straight as columns
+    (no dict per row): what the in-process engine writes."""
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for evaluation in evaluations:
+        if evaluation.error is not None or not evaluation.results:
+            for name, values in row_columns(evaluation_rows(evaluation)).items():
+                columns[name].extend(values)
+            continue
+        results = evaluation.results
+        n = len(results)
+        metrics = [r.metrics or {} for r in results]
+        shared: tuple[tuple[str, Any], ...] = (
+            ("group", evaluation.group),
+            ("error", None),
+            ("members", evaluation.members),
+            ("partitions", evaluation.partitions),
+            ("lower_bound_max_lag", evaluation.lower_bound_max_lag),
+            ("group_type", evaluation.group_type),
+            ("assignor", evaluation.assignor),
+        )
+        for name, value in shared:
+            columns[name].extend([value] * n)
+        columns["strategy"].extend([r.strategy for r in results])
+        columns["position"].extend(range(n))
+        columns["refused"].extend([r.refused for r in results])
+        columns["best"].extend([r.strategy == evaluation.best for r in results])
+        for name in ("max_lag", "lag_spread", "count_spread", "moves"):
+            columns[name].extend([m.get(name) for m in metrics])
+        for name in ("mean_lag", "imbalance"):
+            columns[name].extend([_float(m.get(name)) for m in metrics])
+        columns["result_json"].extend([r.to_json() for r in results])
+    return columns
+
+
 def evaluations_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[GroupEvaluation]:
     """Group rows back into evaluations, sorted by group name (inverse of ``evaluation_rows``)."""
     by_group: dict[str, list[Mapping[str, Any]]] = {}
@@ -210,15 +245,51 @@ def write_evaluations(
 
     evaluations = list(evaluations)
     out = clear_output(out_dir)
-    rows = [row for ev in evaluations for row in evaluation_rows(ev)]
+    columns = evaluation_columns(evaluations)
     (out / EVALUATIONS).mkdir()
-    table = pa.Table.from_pydict(row_columns(rows), schema=arrow_schema())
+    schema = arrow_schema()
+    arrays = [
+        _ascii_array(values) if name == "result_json" else pa.array(values, type=schema.field(name).type)
+        for name, values in columns.items()
+    ]
+    table = pa.Table.from_arrays(arrays, schema=schema)
     pq.write_table(table, out / EVALUATIONS / "part-00000.parquet")
-    names = list(dict.fromkeys(r["strategy"] for r in rows if r["strategy"] is not None))
+    names = list(dict.fromkeys(s for s in columns["strategy"] if s is not None))
     failures = [{"group": ev.group, "error": ev.error} for ev in evaluations if ev.error is not None]
-    summary = make_summary("local", len(evaluations), names, failures, len(rows), seconds, **extra)
+    rows = len(columns["group"])
+    summary = make_summary("local", len(evaluations), names, failures, rows, seconds, **extra)
     write_summary(out, summary)
     return summary
+
+
+#: a string column's offsets are int32: larger texts are left to pyarrow (which splits them)
+_MAX_STRING_BYTES = 2**31 - 1
+
+
+def _ascii_array(values: list[str | None]) -> Any:
+    """A pyarrow string array of ASCII texts (and nulls), made from one buffer of them all:
+    ``pa.array`` checks and copies each text on its own (results' JSON, 30 KB a group, is
+    ASCII: the encoder escapes everything else)."""
+    import numpy as np
+    import pyarrow as pa
+
+    texts = [v for v in values if v is not None]
+    data = "".join(texts)
+    if not data.isascii() or len(data) > _MAX_STRING_BYTES:
+        return pa.array(values, type=pa.string())
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum([0 if v is None else len(v) for v in values], out=offsets[1:])
+    validity = None
+    if len(texts) != len(values):  # error rows: null
+        present = np.array([v is not None for v in values], dtype=bool)
+        validity = pa.py_buffer(np.packbits(present, bitorder="little"))
+    return pa.StringArray.from_buffers(
+        len(values),
+        pa.py_buffer(offsets),
+        pa.py_buffer(data.encode("ascii")),
+        validity,
+        len(values) - len(texts),
+    )
 
 
 def read_summary(out_dir: str | Path) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress, islice
+from operator import ne
 from pathlib import Path
 from typing import Any
 
@@ -206,15 +208,22 @@ def _as_list(value: Any) -> list[Any]:
     return list(value)
 
 
+def _read_parquet(path: Path) -> Any:
+    """A Parquet table: a file read as one (``pq.read_table`` goes through pyarrow's dataset
+    layer, whose first use imports a quarter second of CPU), a folder of part files as a
+    dataset."""
+    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
+
+    return pq.ParquetFile(path).read() if path.is_file() else pq.read_table(path)
+
+
 def _read_table(
     folder: Path, name: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq  # only the snapshot readers need pyarrow
-
     path = folder / name
     if not path.exists():
         raise LagassignError(f"snapshot {folder}: {name} is missing")
-    table = pq.read_table(path)
+    table = _read_parquet(path)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
@@ -243,6 +252,58 @@ def snapshot_groups(
             continue
         seen.add(grow["group"])
         yield grow, parts.get(grow["group"], []), members.get(grow["group"], [])
+
+
+def snapshot_group_columns(
+    folder: str | Path,
+) -> Iterator[tuple[dict[str, Any], dict[str, list[Any]], list[dict[str, Any]]]]:
+    """``snapshot_groups`` with each group's partitions as columns (column name -> the group's
+    values, in the file's order) instead of rows: the partitions table is most of a snapshot,
+    and a dict per row cost more than the rest of reading it."""
+    folder = Path(folder)
+    groups = _read_table(folder, GROUPS, GROUP_COLUMNS, OPTIONAL_GROUP_COLUMNS)
+    path = folder / PARTITIONS
+    if not path.exists():
+        raise LagassignError(f"snapshot {folder}: {PARTITIONS} is missing")
+    table = _read_parquet(path)
+    missing = [c for c in PARTITION_COLUMNS if c not in table.column_names]
+    if missing:
+        raise LagassignError(f"snapshot {folder}: {PARTITIONS} lacks column(s) {', '.join(missing)}")
+    names = [*PARTITION_COLUMNS, *(c for c in OPTIONAL_PARTITION_COLUMNS if c in table.column_names)]
+    rows = table.num_rows
+    columns: dict[str, list[Any]] = {  # a column without values (no rates, racks) as nulls, unconverted
+        name: [None] * rows if table.column(name).null_count == rows else table.column(name).to_pylist()
+        for name in names
+    }
+    members: dict[str, list[dict[str, Any]]] = {}
+    for row in _read_table(folder, MEMBERS, MEMBER_COLUMNS, OPTIONAL_MEMBER_COLUMNS):
+        members.setdefault(row["group"], []).append(row)
+    # each group's runs of rows (a writer puts a group's rows together: one run each)
+    of_group = columns["group"]
+    n = len(of_group)
+    starts = [0, *compress(range(1, n), map(ne, of_group, islice(of_group, 1, None)))] if n else []
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for start, stop in zip(starts, [*starts[1:], n], strict=True):
+        runs.setdefault(of_group[start], []).append((start, stop))
+    seen: set[str] = set()
+    for grow in sorted((g for g in groups if g["group"] is not None), key=lambda g: g["group"]):
+        name = grow["group"]
+        if name in seen:
+            continue
+        seen.add(name)
+        spans = runs.get(name, [])
+        if len(spans) == 1:
+            ((start, stop),) = spans
+            parts = {c: values[start:stop] for c, values in columns.items()}
+        else:
+            parts = {c: [v for a, b in spans for v in values[a:b]] for c, values in columns.items()}
+        yield grow, parts, members.get(name, [])
+
+
+def column_rows(columns: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """Columns (``snapshot_group_columns``) as rows (``snapshot_groups``)."""
+    names = list(columns)
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
 def read_snapshot(folder: str | Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
