@@ -11,12 +11,14 @@ finished early takes the next task); a group costlier than a task's share is a t
 the costliest tasks come first, and Spark launches a stage's tasks in index order.
 
 Executor side (``run_task``): a task reads only its groups' rows with pyarrow (the row groups
-its ranges touch, then a slice per group), evaluates each group through
-``lagassign.pipeline.evaluation.evaluate_group_rows``, the in-process engine's function, with
-the columns it uses, valued as the in-process reader gives them (pyarrow's ``to_pylist``; a
-column older snapshots lack is null), and writes its own
-Parquet part file into ``OUT/evaluations.parquet`` (under a hidden temporary name, renamed when
-complete, so a retried task replaces its file whole). It returns counts only.
+its ranges touch, as one table), and evaluates each group through
+``lagassign.pipeline.evaluation.evaluate_group_columns``, the in-process engine's function,
+given what the in-process reader gives it: the group's partitions as column lists (the table's
+columns made lists once, then sliced per group) and its members as rows (a column older
+snapshots lack is absent). It writes its evaluations as the in-process engine does
+(``tables.evaluations.evaluation_table``), into its own Parquet part file in
+``OUT/evaluations.parquet`` (under a hidden temporary name, renamed when complete, so a retried
+task replaces its file whole). It returns counts only.
 
 Row ranges need each group's rows together in a file, which every writer here gives (the
 Kafka edge's snapshot and the synthetic one are written group by group). A file whose groups
@@ -36,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..pipeline.evaluation import evaluate_group_rows
-from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_rows, row_columns
+from ..core.results import GroupEvaluation
+from ..pipeline.evaluation import evaluate_group_columns
+from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_table
 from ..tables.snapshot import (
     GROUP_COLUMNS,
     GROUPS,
@@ -319,12 +322,13 @@ def plan_tasks(
 # -- executor: one task ---------------------------------------------------------------------------
 
 
-def _ranged_rows(
-    path: str, columns: Sequence[str], groups: Sequence[Ranges]
-) -> Iterator[list[dict[str, Any]]]:
-    """Each group's rows (dicts of ``columns``; an optional column the file lacks is absent, as
-    from the in-process reader), read from the row groups the ranges touch, one group at a
-    time, in the given order."""
+Spans = list[tuple[int, int]]
+"""(offset, length) pieces of one group's rows in a task's table, in file order."""
+
+
+def _ranged_table(path: str, columns: Sequence[str], groups: Sequence[Ranges]) -> tuple[Any, list[Spans]]:
+    """The row groups the ranges touch, read as one table of ``columns``, and each group's
+    spans in it."""
     import bisect
 
     import pyarrow.parquet as pq
@@ -342,45 +346,65 @@ def _ranged_rows(
             for rg in range(bisect.bisect_right(starts, start) - 1, bisect.bisect_left(starts, stop))
         }
     )
-    table = file.read_row_groups(needed, columns=list(columns), use_threads=False) if needed else None
+    table = file.read_row_groups(needed, columns=list(columns), use_threads=False)
     local = {}  # row group -> where its first row is in ``table``
     at = 0
     for rg in needed:
         local[rg] = at
         at += starts[rg + 1] - starts[rg]
+    spans = []
     for ranges in groups:
-        rows: list[dict[str, Any]] = []
-        for start, stop in ranges:
+        mine = []
+        for start, stop in ranges:  # a range's row groups are all read, so it is contiguous
             rg = bisect.bisect_right(starts, start) - 1
-            assert table is not None
-            piece = table.slice(local[rg] + start - starts[rg], stop - start).to_pylist()
-            rows += piece
-        yield rows
+            mine.append((local[rg] + start - starts[rg], stop - start))
+        spans.append(mine)
+    return table, spans
 
 
-def _filtered_rows(path: str, columns: Sequence[str], names: Sequence[str]) -> Iterator[list[dict[str, Any]]]:
-    """Each group's rows as ``_ranged_rows``, from a file whose groups are scattered: the whole
-    file filtered down to these groups, bucketed in file order."""
+def _filtered_table(path: str, columns: Sequence[str], names: Sequence[str]) -> tuple[Any, list[Spans]]:
+    """``_ranged_table`` for a file whose groups are scattered: the whole file filtered down to
+    these groups, and each group's rows in it (in file order)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, columns=["group", *columns])
     table = table.filter(pc.is_in(table.column("group"), value_set=pa.array(list(names), pa.string())))
-    buckets: dict[str, list[dict[str, Any]]] = {}
-    for row in table.to_pylist():
-        group = row.pop("group")
-        buckets.setdefault(group, []).append(row)
-    for name in names:
-        yield buckets.pop(name, [])
+    rows: dict[str, Spans] = {}
+    for i, group in enumerate(table.column("group").to_pylist()):
+        rows.setdefault(group, []).append((i, 1))
+    return table.drop_columns(["group"]), [rows.get(name, []) for name in names]
 
 
-def _rows(
+def _task_table(
     path: str, columns: Sequence[str], scattered: bool, groups: Sequence[GroupWork], ranges: Sequence[Ranges]
-) -> Iterator[list[dict[str, Any]]]:
+) -> tuple[Any, list[Spans]]:
     if scattered:
-        return _filtered_rows(path, columns, [g.name for g in groups])
-    return _ranged_rows(path, columns, ranges)
+        return _filtered_table(path, columns, [g.name for g in groups])
+    return _ranged_table(path, columns, ranges)
+
+
+def _group_rows(table: Any, spans: Sequence[Spans]) -> Iterator[list[dict[str, Any]]]:
+    """Each group's rows (dicts; an optional column the file lacks is absent, as from the
+    in-process reader)."""
+    for mine in spans:
+        rows: list[dict[str, Any]] = []
+        for offset, length in mine:
+            rows += table.slice(offset, length).to_pylist()
+        yield rows
+
+
+def _group_columns(table: Any, spans: Sequence[Spans]) -> Iterator[dict[str, list[Any]]]:
+    """Each group's values per column (as ``snapshot_group_columns`` gives them in-process): the
+    table's columns made Python lists once, then sliced."""
+    values = {name: table.column(name).to_pylist() for name in table.column_names}
+    for mine in spans:
+        if len(mine) == 1:
+            ((offset, length),) = mine
+            yield {name: column[offset : offset + length] for name, column in values.items()}
+        else:
+            yield {name: [v for o, n in mine for v in column[o : o + n]] for name, column in values.items()}
 
 
 def part_name(index: int) -> str:
@@ -392,7 +416,6 @@ def run_task(
 ) -> dict[str, Any]:
     """Evaluate a task's groups and write them as ``OUT/evaluations.parquet/part-NNNNN.parquet``;
     returns ``{task, groups, rows, library}`` (counts only: the rows go to the file)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     import lagassign
@@ -401,46 +424,53 @@ def run_task(
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / part_name(task.index)
     tmp = folder / f".{final.name}.{os.getpid()}.tmp"  # hidden: readers skip it
-    parts = _rows(
-        files.partitions,
-        files.partition_columns,
-        files.partitions_scattered,
-        task.groups,
-        [g.parts for g in task.groups],
+    parts = _group_columns(
+        *_task_table(
+            files.partitions,
+            files.partition_columns,
+            files.partitions_scattered,
+            task.groups,
+            [g.parts for g in task.groups],
+        )
     )
-    members = _rows(
-        files.members,
-        files.member_columns,
-        files.members_scattered,
-        task.groups,
-        [g.members for g in task.groups],
+    members = _group_rows(
+        *_task_table(
+            files.members,
+            files.member_columns,
+            files.members_scattered,
+            task.groups,
+            [g.members for g in task.groups],
+        )
     )
-    schema = arrow_schema()
     written = 0
-    with pq.ParquetWriter(tmp, schema) as writer:
+    with pq.ParquetWriter(tmp, arrow_schema()) as writer:
         for batch in _batches(task.groups, parts, members, strategies, options):
-            writer.write_batch(pa.RecordBatch.from_pydict(row_columns(batch), schema=schema))
-            written += len(batch)
+            table = evaluation_table(batch)
+            writer.write_table(table)
+            written += table.num_rows
     tmp.replace(final)
     return {"task": task.index, "groups": len(task.groups), "rows": written, "library": lagassign.__file__}
 
 
 def _batches(
     groups: Sequence[GroupWork],
-    parts: Iterable[list[dict[str, Any]]],
+    parts: Iterable[dict[str, list[Any]]],
     members: Iterable[list[dict[str, Any]]],
     strategies: Sequence[str],
     options: Mapping[str, Any],
-) -> Iterator[list[dict[str, Any]]]:
-    """Evaluation rows of the groups, one group at a time, in batches of OUTPUT_BATCH_ROWS."""
-    rows: list[dict[str, Any]] = []
+) -> Iterator[list[GroupEvaluation]]:
+    """The groups' evaluations, one group at a time, in batches of about OUTPUT_BATCH_ROWS rows."""
+    batch: list[GroupEvaluation] = []
+    rows = 0
     for work, p, m in zip(groups, parts, members, strict=True):
-        rows += evaluation_rows(evaluate_group_rows(work.row(), p, m, strategies, options))
-        if len(rows) >= OUTPUT_BATCH_ROWS:
-            yield rows
-            rows = []
-    if rows:
-        yield rows
+        evaluation = evaluate_group_columns(work.row(), p, m, strategies, options)
+        batch.append(evaluation)
+        rows += max(1, len(evaluation.results))
+        if rows >= OUTPUT_BATCH_ROWS:
+            yield batch
+            batch, rows = [], 0
+    if batch:
+        yield batch
 
 
 __all__ = [

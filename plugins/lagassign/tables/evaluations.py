@@ -232,6 +232,20 @@ def write_summary(out_dir: str | Path, summary: Mapping[str, Any]) -> Path:
     return path
 
 
+def evaluation_table(evaluations: Sequence[GroupEvaluation]) -> Any:
+    """The evaluations as an Arrow table of ``arrow_schema()`` (``evaluation_columns``): what
+    both engines write, the in-process one in one file, each Spark task in its own."""
+    import pyarrow as pa
+
+    columns = evaluation_columns(evaluations)
+    schema = arrow_schema()
+    arrays = [
+        _ascii_array(values) if name == "result_json" else pa.array(values, type=schema.field(name).type)
+        for name, values in columns.items()
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def write_evaluations(
     evaluations: Iterable[GroupEvaluation],
     out_dir: str | Path,
@@ -240,23 +254,17 @@ def write_evaluations(
 ) -> dict[str, Any]:
     """Write evaluations (``evaluate_snapshot``'s output) as OUT/evaluations.parquet and
     OUT/summary.json (engine "local"), replacing what was there; returns the summary."""
-    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     evaluations = list(evaluations)
     out = clear_output(out_dir)
-    columns = evaluation_columns(evaluations)
+    table = evaluation_table(evaluations)
     (out / EVALUATIONS).mkdir()
-    schema = arrow_schema()
-    arrays = [
-        _ascii_array(values) if name == "result_json" else pa.array(values, type=schema.field(name).type)
-        for name, values in columns.items()
-    ]
-    table = pa.Table.from_arrays(arrays, schema=schema)
     pq.write_table(table, out / EVALUATIONS / "part-00000.parquet")
-    names = list(dict.fromkeys(s for s in columns["strategy"] if s is not None))
+    names = pc.unique(table.column("strategy")).drop_null().to_pylist()  # in order of first row
     failures = [{"group": ev.group, "error": ev.error} for ev in evaluations if ev.error is not None]
-    rows = len(columns["group"])
+    rows = table.num_rows
     summary = make_summary("local", len(evaluations), names, failures, rows, seconds, **extra)
     write_summary(out, summary)
     return summary
