@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -515,13 +516,16 @@ def _subsets(classes: list[frozenset[str]]) -> list[tuple[frozenset[str], ...]]:
 def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
     """Per member, the topics it can hold in any layout of the state's partitions that meets
     the balance condition, as subscriber sets (topics with the same subscribers are one), with
-    the fewest and most partitions it can hold there; None if the bounds contradict.
+    the fewest and most partitions it can hold there (``state.least``, ``state.most``); None if
+    the bounds contradict.
 
     Bounds on a member's count c, refined in a few rounds: subscribing to topics H (U
     subscribers) it has at least ceil(H's partitions / U) - 1, as the member holding most of
-    them has at most one more, and at least the total less the others' most; holding H, it has
-    c + (U - 1) * (c - 1) + (the others' fewest) <= total and c <= H's partitions. It can hold
-    a topic only if every subscriber can have at least one fewer than its fewest."""
+    them has at most one more, at least the total less the others' most, and at least what
+    ``_least_by_load`` finds; holding H, it has c + (U - 1) * (c - 1) + (the others' fewest)
+    <= total, c <= H's partitions, and c + (S - 1) * (c - 1) <= H's partitions with the S - 1
+    subscribers that may hold nothing else. It can hold a topic only if every subscriber can
+    have at least one fewer than its fewest. Work is shared by members of one subscription."""
     group = state.group
     total = sum(state.count.values())
     sets: dict[str, frozenset[str]] = {}
@@ -532,37 +536,119 @@ def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
             k = sets[tp.topic] = frozenset(group.subscribers[tp.topic])
         sizes[k] += 1
     members = list(state.count)
-    theirs = {mid: [k for k in sizes if mid in k] for mid in members}
-    allowed = {mid: list(ks) for mid, ks in theirs.items()}
-    least = dict.fromkeys(members, 0)
+    theirs = {mid: tuple(k for k in sizes if mid in k) for mid in members}
+    allowed = dict(theirs)
+    spans: dict[tuple[frozenset[str], ...], tuple[frozenset[str], int]] = {}  # H: (U, H's partitions)
+
+    def span(h: tuple[frozenset[str], ...]) -> tuple[frozenset[str], int]:
+        found = spans.get(h)
+        if found is None:
+            found = spans[h] = (frozenset().union(*h), sum(sizes[k] for k in h))
+        return found
+
+    floor: dict[tuple[frozenset[str], ...], int] = {}
+    for mine in set(theirs.values()):
+        floor[mine] = max(
+            (-(-inside // len(them)) - 1 for them, inside in map(span, _subsets(list(mine)))), default=0
+        )
+    least = {mid: floor[theirs[mid]] for mid in members}
     most = dict.fromkeys(members, total)
     for _ in range(_BOUND_ROUNDS):
         others_most = sum(most.values())
         for mid in members:
-            low = total - others_most + most[mid]
-            for h in _subsets(theirs[mid]):
-                low = max(low, -(-sum(sizes[k] for k in h) // len(frozenset().union(*h))) - 1)
-            least[mid] = max(least[mid], low)
+            least[mid] = max(least[mid], total - others_most + most[mid])
         fewest = sum(least.values())
+        highs: dict[tuple[frozenset[str], ...], int] = {}
         for mid in members:
             mine = allowed[mid]
-            if len(mine) > _BOUND_CLASSES:  # (total + U - 1) // U falls as U grows
-                n = min(map(len, mine))
-                high = min(sum(sizes[k] for k in mine), (total + n - 1) // n)
-            else:
-                high = 0
-                for h in _subsets(mine):
-                    them = frozenset().union(*h)
-                    n = len(them)
-                    room = total - fewest + sum(least[o] for o in them)  # for c and U - 1 others
-                    high = max(high, min(sum(sizes[k] for k in h), (room + n - 1) // n))
+            high = highs.get(mine)
+            if high is None:
+                high = highs[mine] = _most_holding(mine, total, fewest, least, allowed, span)
             most[mid] = min(most[mid], high)
         for mid in members:
-            allowed[mid] = [k for k in allowed[mid] if all(most[o] >= least[mid] - 1 for o in k)]
+            allowed[mid] = tuple(k for k in allowed[mid] if all(most[o] >= least[mid] - 1 for o in k))
+        lows: dict[tuple[Any, ...], int] = {}
+        for mid in members:
+            if not theirs[mid]:
+                continue
+            key = (theirs[mid], allowed[mid], least[mid], most[mid])
+            low = lows.get(key)
+            if low is None:
+                low = lows[key] = _least_by_load(mid, theirs[mid], total, sizes, least, most, allowed)
+            least[mid] = low
     if any(least[mid] > most[mid] for mid in members):
         return None
     state.least, state.most = least, most
-    return allowed
+    return {mid: list(ks) for mid, ks in allowed.items()}
+
+
+def _most_holding(
+    mine: tuple[frozenset[str], ...],
+    total: int,
+    fewest: int,
+    least: dict[str, int],
+    allowed: dict[str, tuple[frozenset[str], ...]],
+    span: Callable[[tuple[frozenset[str], ...]], tuple[frozenset[str], int]],
+) -> int:
+    """The most partitions a member that may hold ``mine`` can hold (``_count_ranges``)."""
+    if not mine:
+        return 0
+    if len(mine) > _BOUND_CLASSES:  # (total + U - 1) // U falls as U grows
+        n = min(map(len, mine))
+        return min(sum(span((k,))[1] for k in mine), (total + n - 1) // n)
+    high = 0
+    for h in _subsets(list(mine)):
+        them, inside = span(h)
+        n = len(them)
+        room = total - fewest + sum(least[o] for o in them)  # for c and U - 1 others
+        held = set(h)
+        # subscribers that may hold nothing but H (the member itself is one if it may not either)
+        only = sum(1 for o in them if held.issuperset(allowed[o])) + (0 if held.issuperset(mine) else 1)
+        high = max(high, min(inside, (room + n - 1) // n, (inside + only - 1) // only))
+    return high
+
+
+def _least_by_load(
+    mid: str,
+    h: tuple[frozenset[str], ...],
+    total: int,
+    sizes: Counter[frozenset[str]],
+    least: dict[str, int],
+    most: dict[str, int],
+    allowed: dict[str, tuple[frozenset[str], ...]],
+) -> int:
+    """The fewest partitions ``mid`` can hold, given that it subscribes to topics H: holding x,
+    every member holding one of H's partitions has at most x + 1, and enough of them must
+    hold H's partitions, while the others hold only their other topics; if all of them cannot
+    hold the total, ``mid`` holds more than x (a count above ``most[mid]`` if none fits)."""
+    if not h:
+        return least[mid]
+    them = frozenset().union(*h)
+    inside = sum(sizes[k] for k in h)
+    others = [o for o in them if o != mid]
+    outside = sum(c for o, c in most.items() if o not in them)
+    spare = [min(most[o], sum(sizes[k] for k in allowed[o] if k not in h)) for o in others]
+
+    def fits(x: int) -> bool:
+        need = 0 if inside <= x else -(-(inside - x) // (x + 1))  # holders of H besides mid
+        if need > len(others):
+            return False
+        capped = [min(x + 1, most[o]) for o in others]
+        gains = sorted((max(0, s - c) for s, c in zip(spare, capped, strict=True)), reverse=True)
+        return x + sum(capped) + sum(gains[: len(others) - need]) + outside >= total
+
+    low, high = least[mid], most[mid]
+    if fits(low):
+        return low
+    if not fits(high):
+        return high + 1
+    while high - low > 1:  # fits(high), not fits(low); the room grows with x
+        x = (low + high) // 2
+        if fits(x):
+            high = x
+        else:
+            low = x
+    return high
 
 
 def _most_kept(state: _State) -> int | None:
@@ -603,14 +689,15 @@ def _kept(state: _State) -> int:
 
 
 def _search(state: _State, scope: _Scope, two_steps: bool) -> int:
-    """Apply chains inside ``scope`` until none helps; return the total cost saved. Stops
-    early when no layout meeting the condition could keep more partitions with their previous
-    owners (``_most_kept``): every chain left to try would fail, changing only the order of
-    partitions, which nothing reads after the search."""
+    """Apply chains inside ``scope`` until none helps; return the total cost saved. With
+    ``two_steps`` (one search of the whole group) it stops early when no layout meeting the
+    condition could keep more partitions with their previous owners (``_most_kept``): every
+    chain left to try would fail, changing only the order of partitions, which nothing reads
+    after the search."""
     saved = 0
     if not _can_gain(state, scope):
         return 0
-    most = _most_kept(state)
+    most = _most_kept(state) if two_steps else None
     while True:
         if most is not None and _kept(state) >= most:
             return saved
