@@ -49,7 +49,7 @@ _PLAIN_FLOYD = 8
 #: rounds refining the bounds on members' counts (``_count_ranges``)
 _BOUND_ROUNDS = 3
 #: subscriber sets per member up to which every combination of them is bounded
-_BOUND_CLASSES = 8
+_BOUND_CLASSES = 5
 
 Steps = list[tuple[TopicPartition, str]]
 #: one giver's hand-overs: per taker (by index), per topic the cost and best partition
@@ -60,6 +60,8 @@ Matrix = list[list[int]]
 GiverEdges = tuple[tuple[TopicPartition, ...], list[int], Choices]
 #: every giver's hand-overs, by the giver's index
 AllChoices = list[Choices]
+#: per set of topics (as subscriber sets) a member holds, the most partitions it can hold
+Caps = dict[tuple[frozenset[str], ...], int]
 
 
 class _State:
@@ -77,6 +79,8 @@ class _State:
         self.rack = {m.id: m.rack for m in group.members}
         self.least: dict[str, int] = {}
         self.most: dict[str, int] = {}
+        #: per member, the most it can hold per set of topics it holds (``_count_ranges``)
+        self.caps: dict[str, Caps] = {}
         #: per member, how many times what it holds (or their order) changed: a giver's
         #: hand-overs need no second look while it stays the same (``_edges``)
         self.version = dict.fromkeys(held, 0)
@@ -558,15 +562,17 @@ def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
         for mid in members:
             least[mid] = max(least[mid], total - others_most + most[mid])
         fewest = sum(least.values())
-        highs: dict[tuple[frozenset[str], ...], int] = {}
+        highs: dict[tuple[frozenset[str], ...], Caps] = {}
         for mid in members:
             mine = allowed[mid]
-            high = highs.get(mine)
-            if high is None:
-                high = highs[mine] = _most_holding(mine, total, fewest, least, allowed, span)
-            most[mid] = min(most[mid], high)
+            caps = highs.get(mine)
+            if caps is None:
+                caps = highs[mine] = _most_holding(mine, total, fewest, least, allowed, span)
+            state.caps[mid] = caps
+            most[mid] = min(most[mid], max(caps.values(), default=0))
+        lowest = {k: min(map(most.__getitem__, k)) for k in sizes}  # per set, its smallest most
         for mid in members:
-            allowed[mid] = tuple(k for k in allowed[mid] if all(most[o] >= least[mid] - 1 for o in k))
+            allowed[mid] = tuple(k for k in allowed[mid] if lowest[k] >= least[mid] - 1)
         lows: dict[tuple[Any, ...], int] = {}
         for mid in members:
             if not theirs[mid]:
@@ -589,14 +595,15 @@ def _most_holding(
     least: dict[str, int],
     allowed: dict[str, tuple[frozenset[str], ...]],
     span: Callable[[tuple[frozenset[str], ...]], tuple[frozenset[str], int]],
-) -> int:
-    """The most partitions a member that may hold ``mine`` can hold (``_count_ranges``)."""
+) -> Caps:
+    """The most partitions a member that may hold ``mine`` can hold (``_count_ranges``), per
+    set of them it holds (above ``_BOUND_CLASSES`` one bound for all of them)."""
     if not mine:
-        return 0
+        return {}
     if len(mine) > _BOUND_CLASSES:  # (total + U - 1) // U falls as U grows
         n = min(map(len, mine))
-        return min(sum(span((k,))[1] for k in mine), (total + n - 1) // n)
-    high = 0
+        return {mine: min(sum(span((k,))[1] for k in mine), (total + n - 1) // n)}
+    caps: Caps = {}
     for h in _subsets(list(mine)):
         them, inside = span(h)
         n = len(them)
@@ -604,8 +611,8 @@ def _most_holding(
         held = set(h)
         # subscribers that may hold nothing but H (the member itself is one if it may not either)
         only = sum(1 for o in them if held.issuperset(allowed[o])) + (0 if held.issuperset(mine) else 1)
-        high = max(high, min(inside, (room + n - 1) // n, (inside + only - 1) // only))
-    return high
+        caps[h] = min(inside, (room + n - 1) // n, (inside + only - 1) // only)
+    return caps
 
 
 def _least_by_load(
@@ -666,14 +673,23 @@ def _most_kept(state: _State) -> int | None:
     before = state.group.owner
     subscribers = state.group.subscribers
     may = {mid: set(ks) for mid, ks in allowed.items()}
-    owned: Counter[str] = Counter()
+    owned: dict[str, Counter[frozenset[str]]] = {mid: Counter() for mid in may}
+    sets: dict[str, frozenset[str]] = {}
     for tp in state.owner:
         prev = before.get(tp)
-        if prev is not None and prev in may and frozenset(subscribers[tp.topic]) in may[prev]:
-            owned[prev] += 1
+        if prev is not None and prev in may:
+            k = sets.get(tp.topic)
+            if k is None:
+                k = sets[tp.topic] = frozenset(subscribers[tp.topic])
+            if k in may[prev]:
+                owned[prev][k] += 1
     kept, spare, extra = 0, sum(state.count.values()), 0
     for mid in state.count:
-        mine = owned[mid]
+        per_set = owned[mid]
+        mine = sum(per_set.values())
+        caps = state.caps.get(mid)
+        if caps:  # holding the sets H it keeps at most min(its own in H, its most holding H)
+            mine = min(mine, max(min(sum(per_set[k] for k in h), cap) for h, cap in caps.items()))
         kept += min(mine, least[mid])
         spare -= least[mid]
         extra += max(0, min(mine, most[mid]) - least[mid])
