@@ -46,8 +46,8 @@ _TWO_STEP_MEMBERS = 60
 _INF = 1 << 30
 #: Floyd-Warshall in plain Python up to this many members (faster there than numpy's rounds)
 _PLAIN_FLOYD = 8
-#: rounds refining the bounds on members' counts (``_count_ranges``)
-_BOUND_ROUNDS = 3
+#: rounds refining the bounds on members' counts at most (``_count_ranges``)
+_BOUND_ROUNDS = 4
 #: subscriber sets per member up to which every combination of them is bounded
 _BOUND_CLASSES = 5
 
@@ -558,6 +558,7 @@ def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
     least = {mid: floor[theirs[mid]] for mid in members}
     most = dict.fromkeys(members, total)
     for _ in range(_BOUND_ROUNDS):
+        was = (dict(least), dict(most), dict(allowed))
         others_most = sum(most.values())
         for mid in members:
             least[mid] = max(least[mid], total - others_most + most[mid])
@@ -582,6 +583,8 @@ def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
             if low is None:
                 low = lows[key] = _least_by_load(mid, theirs[mid], total, sizes, least, most, allowed)
             least[mid] = low
+        if was == (least, most, allowed):
+            break  # a round that changes nothing: so would the next
     if any(least[mid] > most[mid] for mid in members):
         return None
     state.least, state.most = least, most
