@@ -9,6 +9,9 @@ members (Floyd-Warshall in numpy, edge cost: +1 if the partition leaves its prev
 if it returns to it, else 0), applies the best one that keeps the condition, and repeats until
 none is left. When no single chain helps, a chain that breaks the condition followed by one
 that mends it is tried. Each step lowers the number of moved partitions by at least one.
+The search stops as soon as no layout meeting the condition could keep more partitions with
+their previous owners (a bound from each member's possible counts, ``_most_kept``): the
+chains left to try could only fail.
 
 Used by sticky for mixed subscriptions (identical ones already move the minimum), where its
 three passes alone can move more partitions than Kafka's StickyAssignor, and whenever racks
