@@ -86,3 +86,89 @@ def test_big_groups_are_searched_in_blocks():
     assert kafka_balance_violation(group, got) is None
     passes = _rack_local(group, sticky_passes(group))
     assert _rack_local(group, got) > passes + len(group.assignable) // 10
+
+
+def _tiny_mixed_case(rnd) -> dict:
+    """A few members with mixed subscriptions and a few partitions, some owned (also by members
+    that no longer subscribe to their topic), small enough to list every layout."""
+    topics = [f"t{i}" for i in range(rnd.randint(1, 3))]
+    members = []
+    for m in range(rnd.randint(2, 4)):
+        mine = [t for t in topics if rnd.random() < 0.6] or [rnd.choice(topics)]
+        members.append({"id": f"C{m}", "topics": mine, "owned": []})
+    sizes = {t: rnd.randint(1, 3) for t in topics}
+    for t, n in sizes.items():
+        for p in range(n):
+            if rnd.random() < 0.8:
+                rnd.choice(members)["owned"].append([t, p])
+    parts = [{"topic": t, "partition": p, "lag": 0} for t, n in sizes.items() for p in range(n)]
+    return {"group": "g", "members": members, "partitions": parts}
+
+
+def _balanced_layouts(group):
+    """Every layout of the group's partitions that meets Kafka's balance condition."""
+    import itertools
+
+    tps = list(group.assignable)
+    for pick in itertools.product(*(group.subscribers[tp.topic] for tp in tps)):
+        members = {mid: [] for mid in group.member_ids}
+        for tp, mid in zip(tps, pick, strict=True):
+            members[mid].append(tp)
+        if kafka_balance_violation(group, members) is None:
+            yield members
+
+
+def test_the_kept_bound_holds_for_every_balanced_layout():
+    """``_most_kept`` (which lets the search stop early) never promises less than some balanced
+    layout keeps, and every balanced layout's counts and topics lie in ``_count_ranges``."""
+    import random
+
+    from lagassign.core.strategies.fewer_moves import _count_ranges, _most_kept, _State
+
+    rnd = random.Random(16)
+    checked = 0
+    for _ in range(300):
+        group = parse_case(_tiny_mixed_case(rnd))
+        layouts = list(_balanced_layouts(group))
+        if not layouts:
+            continue
+        state = _State(group, rnd.choice(layouts), False)
+        most = _most_kept(state)
+        allowed = _count_ranges(state)
+        assert most is not None and allowed is not None
+        for layout in layouts:
+            kept = sum(1 for mid, tps in layout.items() for tp in tps if group.owner.get(tp) == mid)
+            assert kept <= most
+            for mid, tps in layout.items():
+                assert state.least[mid] <= len(tps) <= state.most[mid]
+                assert all(frozenset(group.subscribers[tp.topic]) in allowed[mid] for tp in tps)
+        checked += 1
+    assert checked > 200
+
+
+def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
+    """The search stops once no balanced layout could keep more (``_most_kept``): the same
+    layouts as searching on until no chain helps."""
+    import random
+
+    from kafka_java import random_case
+    from lagassign.core.strategies import fewer_moves as fm
+    from lagassign.core.strategies.loadbook import LoadBook
+    from lagassign.core.strategies.sticky import sticky_passes
+
+    def run(group):
+        book = LoadBook(group)
+        for mid, tps in sticky_passes(group).items():
+            for tp in tps:
+                book.add(mid, tp)
+        saved = fm.fewer_moves(group, book)
+        return saved, book.assignment()
+
+    rnd = random.Random(23)
+    for _ in range(120):
+        group = parse_case(random_case(rnd, subscriptions="mixed", owned=True, racks=False))
+        fast = run(group)
+        with monkeypatch.context() as patch:
+            patch.setattr(fm, "_most_kept", lambda state: None)
+            slow = run(group)
+        assert fast == slow

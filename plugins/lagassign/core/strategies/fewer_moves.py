@@ -9,6 +9,9 @@ members (Floyd-Warshall in numpy, edge cost: +1 if the partition leaves its prev
 if it returns to it, else 0), applies the best one that keeps the condition, and repeats until
 none is left. When no single chain helps, a chain that breaks the condition followed by one
 that mends it is tried. Each step lowers the number of moved partitions by at least one.
+The search stops as soon as no layout meeting the condition could keep more partitions with
+their previous owners (a bound from each member's possible counts, ``_most_kept``): the
+chains left to try could only fail.
 
 Used by sticky for mixed subscriptions (identical ones already move the minimum), where its
 three passes alone can move more partitions than Kafka's StickyAssignor, and whenever racks
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -44,13 +49,22 @@ _TWO_STEP_MEMBERS = 60
 _INF = 1 << 30
 #: Floyd-Warshall in plain Python up to this many members (faster there than numpy's rounds)
 _PLAIN_FLOYD = 8
+#: rounds refining the bounds on members' counts at most (``_count_ranges``)
+_BOUND_ROUNDS = 4
+#: subscriber sets per member up to which every combination of them is bounded
+_BOUND_CLASSES = 5
 
 Steps = list[tuple[TopicPartition, str]]
-Choices = dict[tuple[int, int], dict[str, tuple[int, TopicPartition]]]
+#: one giver's hand-overs: per taker (by index), per topic the cost and best partition
+Choices = dict[int, dict[str, tuple[int, TopicPartition]]]
 #: a square matrix of integers as lists (item access on lists is much cheaper than numpy's)
 Matrix = list[list[int]]
 #: one giver's hand-overs: what it held (in order) when they were worked, their costs, choices
 GiverEdges = tuple[tuple[TopicPartition, ...], list[int], Choices]
+#: every giver's hand-overs, by the giver's index
+AllChoices = list[Choices]
+#: per set of topics (as subscriber sets) a member holds, the most partitions it can hold
+Caps = dict[tuple[frozenset[str], ...], int]
 
 
 class _State:
@@ -66,40 +80,49 @@ class _State:
         self.count = {mid: len(tps) for mid, tps in held.items()}
         self.topics = {mid: Counter(tp.topic for tp in tps) for mid, tps in held.items()}
         self.rack = {m.id: m.rack for m in group.members}
-
-    def move(self, tp: TopicPartition, to: str) -> None:
-        frm = self.owner[tp]
-        del self.held[frm][tp]
-        self.held[to][tp] = None
-        self.owner[tp] = to
-        self.count[frm] -= 1
-        self.count[to] += 1
-        self.topics[frm][tp.topic] -= 1
-        self.topics[to][tp.topic] += 1
+        self.least: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+        #: per member, the most it can hold per set of topics it holds (``_count_ranges``)
+        self.caps: dict[str, Caps] = {}
+        #: per member, how many times what it holds (or their order) changed: a giver's
+        #: hand-overs need no second look while it stays the same (``_edges``)
+        self.version = dict.fromkeys(held, 0)
 
     def apply(self, steps: Steps) -> Steps:
         """Carry out a chain; return how to undo it."""
-        undo = [(tp, self.owner[tp]) for tp, _ in steps]
-        for tp, to in steps:
-            self.move(tp, to)
-        return undo[::-1]
+        undo = [(tp, self.owner[tp]) for tp, _ in reversed(steps)]
+        self.undo(steps)
+        return undo
 
     def undo(self, undo: Steps) -> None:
-        for tp, back in undo:
-            self.move(tp, back)
+        """Carry out the steps ``apply`` returned (or any others)."""
+        held, owner, count, topics, version = self.held, self.owner, self.count, self.topics, self.version
+        for tp, to in undo:
+            frm = owner[tp]
+            del held[frm][tp]
+            held[to][tp] = None
+            owner[tp] = to
+            count[frm] -= 1
+            count[to] += 1
+            topics[frm][tp.topic] -= 1
+            topics[to][tp.topic] += 1
+            version[frm] += 1
+            version[to] += 1
 
     def tried(self, steps: Steps) -> None:
         """What carrying out a chain and undoing it leaves: its partitions last in their
         holders' order, last step first, and each taker's count of the topic it took (zero
         again) in its place in the taker's topics (both orders decide later choices, so a
         chain known to fail is not carried out but its trace is kept)."""
-        held, owner, topics = self.held, self.owner, self.topics
+        held, owner, topics, version = self.held, self.owner, self.topics, self.version
         for tp, to in steps:
             topics[to].setdefault(tp.topic, 0)
         for tp, _ in reversed(steps):
-            mine = held[owner[tp]]
+            mid = owner[tp]
+            mine = held[mid]
             del mine[tp]
             mine[tp] = None
+            version[mid] += 1
 
     def balanced_around(self, touched: set[str]) -> bool:
         """The condition, given that it held before only ``touched`` members changed."""
@@ -134,6 +157,8 @@ class _Scope:
         #: per giver, its hand-overs as last worked: they depend only on what it holds (in
         #: order), so a chain's search reworks only the members it changed
         self.givers: dict[str, GiverEdges] = {}
+        #: per giver, the state's ``version`` of it when ``givers`` was last checked against it
+        self.seen: dict[str, int] = {}
         #: shortest paths per cost matrix seen: a search often meets one again (a chain tried
         #: and undone, the two-step search starting where the one-step search ended)
         self._shortest: dict[tuple[tuple[int, ...], ...], tuple[Matrix, Matrix]] = {}
@@ -146,6 +171,8 @@ class _Scope:
             for mid in sorted(ids, key=group.member_index.__getitem__):
                 for t in topics_of[mid]:
                     self.subscribers[t].append(mid)
+        #: per topic, its subscribers in the scope with their index
+        self.takers = {t: [(mid, self.index[mid]) for mid in subs] for t, subs in self.subscribers.items()}
 
     def shortest(self, cost: Matrix) -> tuple[Matrix, Matrix]:
         """``_shortest(cost)``, once per distinct matrix (read the lists, never change them)."""
@@ -184,7 +211,6 @@ def _rack_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Ch
     row = [_INF] * len(scope.ids)
     choices: Choices = {}
     index = scope.index
-    g = index[giver]
     for tp in state.held[giver]:
         racks = group.partitions[tp].racks
         leave = value(giver, tp, racks)
@@ -193,7 +219,7 @@ def _rack_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Ch
                 continue
             c = leave - value(taker, tp, racks)
             t = index[taker]
-            per_topic = choices.setdefault((g, t), {})
+            per_topic = choices.setdefault(t, {})
             best = per_topic.get(tp.topic)
             if best is None or c < best[0]:
                 per_topic[tp.topic] = (c, tp)
@@ -202,22 +228,26 @@ def _rack_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Ch
     return row, choices
 
 
-def _edges(state: _State, scope: _Scope) -> tuple[Matrix, Choices]:
+def _edges(state: _State, scope: _Scope) -> tuple[Matrix, AllChoices]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
     best partition for it (which topics a member ends up holding decides the balance condition).
     A giver's hand-overs are reworked only when what it holds changed (``_Scope.givers``)."""
     cost: Matrix = []
-    choices: Choices = {}
+    choices: AllChoices = []
     known = scope.givers
+    seen = scope.seen
     held = state.held
+    version = state.version
     for giver in scope.ids:
-        key = tuple(held[giver])
         edges = known.get(giver)
-        if edges is None or edges[0] != key:
-            worked = _rack_edges(state, scope, giver) if state.racks else _giver_edges(state, scope, giver)
-            edges = known[giver] = (key, *worked)
+        if edges is None or seen[giver] != version[giver]:
+            seen[giver] = version[giver]
+            key = tuple(held[giver])
+            if edges is None or edges[0] != key:
+                work = _rack_edges if state.racks else _giver_edges
+                edges = known[giver] = (key, *work(state, scope, giver))
         cost.append(edges[1])
-        choices.update(edges[2])
+        choices.append(edges[2])
     return cost, choices
 
 
@@ -225,34 +255,29 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
     """One giver's row of ``_edges`` and its choices, without racks. Per topic held: a
     partition returning to the taker costs -1, one that is not the giver's own costs 0, and
     the giver's own cost +1."""
-    group = state.group
-    before = group.owner
+    before = state.group.owner
     row = [_INF] * len(scope.ids)
-    choices: Choices = {}
-    index = scope.index
-    tps = state.held[giver]
-    g = index[giver]
-    by_topic: dict[str, list[TopicPartition]] = {}
-    for tp in tps:
-        by_topic.setdefault(tp.topic, []).append(tp)
-    per_taker: dict[int, dict[str, tuple[int, TopicPartition]]] = {}
-    for topic, held in by_topic.items():
-        returning: dict[str, TopicPartition] = {}
-        foreign: TopicPartition | None = None
-        own = held[0]
-        for tp in held:
-            prev = before.get(tp)
-            if prev == giver:
-                own = tp
-            else:
-                foreign = tp
-                if prev is not None and prev not in returning:
-                    returning[prev] = tp
+    # per topic held, in order of first sight: its last own partition, its last other one,
+    # and per previous owner the first partition that would return to it
+    seen: dict[str, list[Any]] = {}
+    for tp in state.held[giver]:
+        prev = before.get(tp)
+        found = seen.get(tp.topic)
+        if found is None:
+            found = seen[tp.topic] = [None, None, {}]
+        if prev == giver:
+            found[0] = tp
+        else:
+            found[1] = tp
+            if prev is not None and prev not in found[2]:
+                found[2][prev] = tp
+    per_taker: Choices = {}
+    takers = scope.takers
+    for topic, (own, foreign, returning) in seen.items():
         base: tuple[int, TopicPartition] = (0, foreign) if foreign is not None else (1, own)
-        for taker in scope.subscribers[topic]:
+        for taker, t in takers[topic]:
             if taker == giver:
                 continue
-            t = index[taker]
             back = returning.get(taker) if returning else None
             best = (-1, back) if back is not None else base
             mine = per_taker.get(t)
@@ -262,9 +287,7 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
                 mine[topic] = best
             if best[0] < row[t]:
                 row[t] = best[0]
-    for t, per_topic in per_taker.items():
-        choices[(g, t)] = per_topic
-    return row, choices
+    return row, per_taker
 
 
 def _shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
@@ -337,20 +360,19 @@ def _cost(path: list[int], cost: Matrix) -> int:
     return sum(cost[a][b] for a, b in itertools.pairwise(path))
 
 
-def _variants(path: list[int], cost: Matrix, choices: Choices, ids: list[str]) -> list[Steps]:
+def _variants(path: list[int], cost: Matrix, choices: AllChoices, ids: list[str]) -> list[Steps]:
     """The ways to carry out a chain at its cost: one partition per hand-over, topics varying."""
     options = []
     for a, b in itertools.pairwise(path):
-        per_topic = choices.get((a, b))
+        per_topic = choices[a].get(b)
         if per_topic is None:
             return []  # no hand-over there (a path bent by a negative cycle's distances)
         at, taker = cost[a][b], ids[b]
         options.append([(tp, taker) for c, tp in per_topic.values() if c == at])
-    variants: list[Steps] = []
-    for combo in itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN):
-        if len({tp for tp, _ in combo}) == len(combo):
-            variants.append(list(combo))
-    return variants
+    combos = itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN)
+    if len(set(path)) >= len(path) - 1:  # givers all differ (only the end may be the start)
+        return list(map(list, combos))  # so do the partitions they give
+    return [list(combo) for combo in combos if len({tp for tp, _ in combo}) == len(combo)]
 
 
 def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> int | None:
@@ -437,7 +459,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
         f, e = index[full], index[empty]
         for taker in group.subscribers[topic]:
             t = index[taker]
-            first = choices.get((f, t), {}).get(topic)
+            first = choices[f].get(t, {}).get(topic)
             if first is None or dist[t][f] >= _INF // 2 or first[0] + dist[t][f] >= below:
                 continue
             back = _path(nxt, t, f, len(ids))
@@ -451,7 +473,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
     for _, path, swap in chains:
         gain = _cost(path, cost)
         if swap is not None:
-            gain += choices[(path[0], path[1])][swap][0] - cost[path[0]][path[1]]
+            gain += choices[path[0]][path[1]][swap][0] - cost[path[0]][path[1]]
         if gain >= below:
             continue
         touched = {ids[i] for i in path}
@@ -459,7 +481,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
         hopeless = any(f not in touched and e not in touched for f, _, e in breaches)
         for steps in _variants(path, cost, choices, ids):
             if swap is not None:
-                steps[0] = (choices[(path[0], path[1])][swap][1], ids[path[1]])
+                steps[0] = (choices[path[0]][path[1]][swap][1], ids[path[1]])
                 if len({tp for tp, _ in steps}) != len(steps):
                     continue
             if hopeless:
@@ -491,12 +513,216 @@ def _can_gain(state: _State, scope: _Scope) -> bool:
     return False
 
 
+def _subsets(classes: list[frozenset[str]]) -> list[tuple[frozenset[str], ...]]:
+    """Every non-empty set of ``classes``; above ``_BOUND_CLASSES`` only each one and all."""
+    if len(classes) <= _BOUND_CLASSES:
+        return [h for k in range(1, len(classes) + 1) for h in itertools.combinations(classes, k)]
+    return [(k,) for k in classes] + [tuple(classes)]
+
+
+def _count_ranges(state: _State) -> dict[str, list[frozenset[str]]] | None:
+    """Per member, the topics it can hold in any layout of the state's partitions that meets
+    the balance condition, as subscriber sets (topics with the same subscribers are one), with
+    the fewest and most partitions it can hold there (``state.least``, ``state.most``); None if
+    the bounds contradict.
+
+    Bounds on a member's count c, refined in a few rounds: subscribing to topics H (U
+    subscribers) it has at least ceil(H's partitions / U) - 1, as the member holding most of
+    them has at most one more, at least the total less the others' most, and at least what
+    ``_least_by_load`` finds; holding H, it has c + (U - 1) * (c - 1) + (the others' fewest)
+    <= total, c <= H's partitions, and c + (S - 1) * (c - 1) <= H's partitions with the S - 1
+    subscribers that may hold nothing else. It can hold a topic only if every subscriber can
+    have at least one fewer than its fewest. Work is shared by members of one subscription."""
+    group = state.group
+    total = sum(state.count.values())
+    sets: dict[str, frozenset[str]] = {}
+    sizes: Counter[frozenset[str]] = Counter()
+    for tp in state.owner:
+        k = sets.get(tp.topic)
+        if k is None:
+            k = sets[tp.topic] = frozenset(group.subscribers[tp.topic])
+        sizes[k] += 1
+    members = list(state.count)
+    theirs = {mid: tuple(k for k in sizes if mid in k) for mid in members}
+    allowed = dict(theirs)
+    spans: dict[tuple[frozenset[str], ...], tuple[frozenset[str], int]] = {}  # H: (U, H's partitions)
+
+    def span(h: tuple[frozenset[str], ...]) -> tuple[frozenset[str], int]:
+        found = spans.get(h)
+        if found is None:
+            found = spans[h] = (frozenset().union(*h), sum(sizes[k] for k in h))
+        return found
+
+    floor: dict[tuple[frozenset[str], ...], int] = {}
+    for mine in set(theirs.values()):
+        floor[mine] = max(
+            (-(-inside // len(them)) - 1 for them, inside in map(span, _subsets(list(mine)))), default=0
+        )
+    least = {mid: floor[theirs[mid]] for mid in members}
+    most = dict.fromkeys(members, total)
+    for _ in range(_BOUND_ROUNDS):
+        was = (dict(least), dict(most), dict(allowed))
+        others_most = sum(most.values())
+        for mid in members:
+            least[mid] = max(least[mid], total - others_most + most[mid])
+        fewest = sum(least.values())
+        highs: dict[tuple[frozenset[str], ...], Caps] = {}
+        for mid in members:
+            mine = allowed[mid]
+            caps = highs.get(mine)
+            if caps is None:
+                caps = highs[mine] = _most_holding(mine, total, fewest, least, allowed, span)
+            state.caps[mid] = caps
+            most[mid] = min(most[mid], max(caps.values(), default=0))
+        lowest = {k: min(map(most.__getitem__, k)) for k in sizes}  # per set, its smallest most
+        for mid in members:
+            allowed[mid] = tuple(k for k in allowed[mid] if lowest[k] >= least[mid] - 1)
+        lows: dict[tuple[Any, ...], int] = {}
+        for mid in members:
+            if not theirs[mid]:
+                continue
+            key = (theirs[mid], allowed[mid], least[mid], most[mid])
+            low = lows.get(key)
+            if low is None:
+                low = lows[key] = _least_by_load(mid, theirs[mid], total, sizes, least, most, allowed)
+            least[mid] = low
+        if was == (least, most, allowed):
+            break  # a round that changes nothing: so would the next
+    if any(least[mid] > most[mid] for mid in members):
+        return None
+    state.least, state.most = least, most
+    return {mid: list(ks) for mid, ks in allowed.items()}
+
+
+def _most_holding(
+    mine: tuple[frozenset[str], ...],
+    total: int,
+    fewest: int,
+    least: dict[str, int],
+    allowed: dict[str, tuple[frozenset[str], ...]],
+    span: Callable[[tuple[frozenset[str], ...]], tuple[frozenset[str], int]],
+) -> Caps:
+    """The most partitions a member that may hold ``mine`` can hold (``_count_ranges``), per
+    set of them it holds (above ``_BOUND_CLASSES`` one bound for all of them)."""
+    if not mine:
+        return {}
+    if len(mine) > _BOUND_CLASSES:  # (total + U - 1) // U falls as U grows
+        n = min(map(len, mine))
+        return {mine: min(sum(span((k,))[1] for k in mine), (total + n - 1) // n)}
+    caps: Caps = {}
+    for h in _subsets(list(mine)):
+        them, inside = span(h)
+        n = len(them)
+        room = total - fewest + sum(least[o] for o in them)  # for c and U - 1 others
+        held = set(h)
+        # subscribers that may hold nothing but H (the member itself is one if it may not either)
+        only = sum(1 for o in them if held.issuperset(allowed[o])) + (0 if held.issuperset(mine) else 1)
+        caps[h] = min(inside, (room + n - 1) // n, (inside + only - 1) // only)
+    return caps
+
+
+def _least_by_load(
+    mid: str,
+    h: tuple[frozenset[str], ...],
+    total: int,
+    sizes: Counter[frozenset[str]],
+    least: dict[str, int],
+    most: dict[str, int],
+    allowed: dict[str, tuple[frozenset[str], ...]],
+) -> int:
+    """The fewest partitions ``mid`` can hold, given that it subscribes to topics H: holding x,
+    every member holding one of H's partitions has at most x + 1, and enough of them must
+    hold H's partitions, while the others hold only their other topics; if all of them cannot
+    hold the total, ``mid`` holds more than x (a count above ``most[mid]`` if none fits)."""
+    if not h:
+        return least[mid]
+    them = frozenset().union(*h)
+    inside = sum(sizes[k] for k in h)
+    others = [o for o in them if o != mid]
+    outside = sum(c for o, c in most.items() if o not in them)
+    spare = [min(most[o], sum(sizes[k] for k in allowed[o] if k not in h)) for o in others]
+
+    def fits(x: int) -> bool:
+        need = 0 if inside <= x else -(-(inside - x) // (x + 1))  # holders of H besides mid
+        if need > len(others):
+            return False
+        capped = [min(x + 1, most[o]) for o in others]
+        gains = sorted((max(0, s - c) for s, c in zip(spare, capped, strict=True)), reverse=True)
+        return x + sum(capped) + sum(gains[: len(others) - need]) + outside >= total
+
+    low, high = least[mid], most[mid]
+    if fits(low):
+        return low
+    if not fits(high):
+        return high + 1
+    while high - low > 1:  # fits(high), not fits(low); the room grows with x
+        x = (low + high) // 2
+        if fits(x):
+            high = x
+        else:
+            low = x
+    return high
+
+
+def _most_kept(state: _State) -> int | None:
+    """Without racks, from a layout that meets the balance condition: at most how many
+    partitions any such layout leaves with their previous owners (each holds at most as many
+    as it may hold, of the topics it may hold, ``_count_ranges``, and the counts add up).
+    None when that is not known (with racks the chains' costs are not moves; an unbalanced
+    start; bounds that contradict)."""
+    if state.racks or _violations(state):
+        return None
+    allowed = _count_ranges(state)
+    if allowed is None:
+        return None
+    least, most = state.least, state.most
+    before = state.group.owner
+    subscribers = state.group.subscribers
+    may = {mid: set(ks) for mid, ks in allowed.items()}
+    owned: dict[str, Counter[frozenset[str]]] = {mid: Counter() for mid in may}
+    sets: dict[str, frozenset[str]] = {}
+    for tp in state.owner:
+        prev = before.get(tp)
+        if prev is not None and prev in may:
+            k = sets.get(tp.topic)
+            if k is None:
+                k = sets[tp.topic] = frozenset(subscribers[tp.topic])
+            if k in may[prev]:
+                owned[prev][k] += 1
+    kept, spare, extra = 0, sum(state.count.values()), 0
+    for mid in state.count:
+        per_set = owned[mid]
+        mine = sum(per_set.values())
+        caps = state.caps.get(mid)
+        if caps:  # holding the sets H it keeps at most min(its own in H, its most holding H)
+            mine = min(mine, max(min(sum(per_set[k] for k in h), cap) for h, cap in caps.items()))
+        kept += min(mine, least[mid])
+        spare -= least[mid]
+        extra += max(0, min(mine, most[mid]) - least[mid])
+    if spare < 0:
+        return None
+    return kept + min(spare, extra)
+
+
+def _kept(state: _State) -> int:
+    """How many partitions sit with their previous owners."""
+    before = state.group.owner
+    return sum(1 for tp, mid in state.owner.items() if before.get(tp) == mid)
+
+
 def _search(state: _State, scope: _Scope, two_steps: bool) -> int:
-    """Apply chains inside ``scope`` until none helps; return the total cost saved."""
+    """Apply chains inside ``scope`` until none helps; return the total cost saved. With
+    ``two_steps`` (one search of the whole group) it stops early when no layout meeting the
+    condition could keep more partitions with their previous owners (``_most_kept``): every
+    chain left to try would fail, changing only the order of partitions, which nothing reads
+    after the search."""
     saved = 0
     if not _can_gain(state, scope):
         return 0
+    most = _most_kept(state) if two_steps else None
     while True:
+        if most is not None and _kept(state) >= most:
+            return saved
         gain = _improve(state, scope, False)
         if gain is None and two_steps:
             gain = _improve(state, scope, True)
