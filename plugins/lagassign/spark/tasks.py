@@ -398,7 +398,11 @@ def _group_rows(table: Any, spans: Sequence[Spans]) -> Iterator[list[dict[str, A
 def _group_columns(table: Any, spans: Sequence[Spans]) -> Iterator[dict[str, list[Any]]]:
     """Each group's values per column (as ``snapshot_group_columns`` gives them in-process): the
     table's columns made Python lists once, then sliced."""
-    values = {name: table.column(name).to_pylist() for name in table.column_names}
+    # only the rows the spans cover become Python values (the row groups read hold more)
+    first = min((o for mine in spans for o, _ in mine), default=0)
+    end = max((o + n for mine in spans for o, n in mine), default=0)
+    values = {name: table.column(name).slice(first, end - first).to_pylist() for name in table.column_names}
+    spans = [[(o - first, n) for o, n in mine] for mine in spans]
     for mine in spans:
         if len(mine) == 1:
             ((offset, length),) = mine
