@@ -426,24 +426,34 @@ class Search:
         if l_lags:
             last = len(l_lags) - 1
             smallest = l_lags[0]
-            swaps = []
+            swaps: list[tuple[float, int, int, int]] = []
             # only lags in (smallest, largest + gap) have a light partition below them in the gap
             first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
             # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag
             at = bisect_left(l_lags, h_lags[first] - half) if first < stop else 0
+            # The light lag just below lg - half leaves d > half > 0, the one at or above it
+            # d <= half < gap: one test each. Distances |d - half| as exact differences (all
+            # values below 2**53). At either end both are the same partition, a pair twice.
             for i in range(first, stop):
                 lg = h_lags[i]
                 t = lg - half
                 while at <= last and l_lags[at] < t:
                     at += 1
-                below = at - 1 if at else 0
-                above = at if at <= last else last
-                d = lg - l_lags[below]
-                if 0 < d < gap:
-                    swaps.append((abs(d - half), 1, i, below))
-                d = lg - l_lags[above]
-                if 0 < d < gap:
-                    swaps.append((abs(d - half), 1, i, above))
+                if not at:  # every light lag is at or above lg - half
+                    d = lg - l_lags[0]
+                    if d > 0:
+                        swaps += ((half - d, 1, i, 0), (half - d, 1, i, 0))
+                elif at > last:  # every light lag is below lg - half
+                    d = lg - l_lags[last]
+                    if d < gap:
+                        swaps += ((d - half, 1, i, last), (d - half, 1, i, last))
+                else:
+                    d = lg - l_lags[at - 1]
+                    if d < gap:
+                        swaps.append((d - half, 1, i, at - 1))
+                    d = lg - l_lags[at]
+                    if d > 0:
+                        swaps.append((half - d, 1, i, at))
             entries += _nearest(swaps, 12, cuts)
         if not entries:
             return True, None
