@@ -525,8 +525,21 @@ class Search:
             load[taker] -= lag
             load[giver] += lag
         self.moves = moves
-        self._touched(giver, taker)
-        self._pushed(giver, taker)
+        # _touched and _pushed, inline for the common case (a few members, no numpy state yet)
+        ranked = self._ranked
+        if ranked is None or self._scan_keys is not None or self._loads_now is not None:
+            self._touched(giver, taker)
+            self._pushed(giver, taker)
+            return
+        if self._arrays:
+            self._arrays.pop(giver, None)
+            self._arrays.pop(taker, None)
+        entry = self._entry
+        for m in (giver, taker):
+            old = entry[m]
+            del ranked[bisect_left(ranked, old)]
+            new = entry[m] = (load[m], old[1], m)
+            insort(ranked, new)
 
     def _pushed(self, *members: str) -> None:
         """Members whose loads changed: new heap entries, and the load array if made."""
