@@ -241,6 +241,7 @@ class Search:
         self._class_of: np.ndarray | None = None
         self._class_first: dict[int, str] = {}
         self._apart_masks: dict[frozenset[str], np.ndarray | None] = {}
+        self._resplits: dict[tuple, int | None] = {}  # _best_resplit's answers, by what they rest on
 
     # -- the rules ---------------------------------------------------------------------------
 
@@ -792,10 +793,22 @@ class Search:
         half = len(pool) // 2
         # Counted as work like the exchanges: one per 16 subset sums looked at.
         self.attempts += 1 + (len(sizes) * (1 << half) + (1 << (len(pool) - half))) // 16
-        if len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
-            best_mask = self._resplit_numpy(heavy, light, pool, sizes, total)
+        # The answer rests on the two members, their partitions, the counts they may end with
+        # and the moves left: a stuck member meets the same pool again after a sweep elsewhere.
+        key = (
+            heavy,
+            light,
+            tuple(pool),
+            tuple(sizes),
+            self.max_moves,
+            self.moves if self.max_moves is not None else 0,
+        )
+        if key in self._resplits:
+            best_mask = self._resplits[key]
+        elif len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
+            best_mask = self._resplits[key] = self._resplit_numpy(heavy, light, pool, sizes, total)
         else:
-            best_mask = self._resplit_python(heavy, light, pool, sizes, total)
+            best_mask = self._resplits[key] = self._resplit_python(heavy, light, pool, sizes, total)
         if best_mask is None:
             return None
         return [p for i, p in enumerate(pool) if best_mask >> i & 1]
