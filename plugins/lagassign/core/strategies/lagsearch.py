@@ -71,10 +71,10 @@ _DIST_KIND = itemgetter(0, 1)  # a candidate's (distance, kind)
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest finite values, in order."""
     if len(values) > k:
-        idx = np.argpartition(values, k)[:k]
-        idx = idx[np.argsort(values[idx], kind="stable")]
+        idx = values.argpartition(k)[:k]
+        idx = idx[values[idx].argsort(kind="stable")]
     else:
-        idx = np.argsort(values, kind="stable")
+        idx = values.argsort(kind="stable")
     return idx[np.isfinite(values[idx])]
 
 
@@ -107,9 +107,9 @@ def _any_exchange(
             return True
     if not len(l_lags):
         return False
-    below = np.searchsorted(l_lags, h_lags) - 1
+    below = l_lags.searchsorted(h_lags) - 1
     has = below >= 0
-    return bool((h_lags[has] - l_lags[below[has]] < gap).any())
+    return bool(np.logical_or.reduce(h_lags[has] - l_lags[below[has]] < gap))
 
 
 def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
@@ -133,7 +133,7 @@ def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     masks = np.arange(1 << n, dtype=np.int64)
     bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
     sums = bits @ np.array(lags, dtype=np.int64)
-    sizes = bits.sum(axis=1)
+    sizes = np.add.reduce(bits, axis=1)
     order = np.lexsort((masks, sums, sizes))
     return sizes[order], sums[order], masks[order]
 
@@ -303,8 +303,7 @@ class Search:
     def _lags(self, mid: str) -> np.ndarray:
         arr = self._arrays.get(mid)
         if arr is None:
-            held = self.held[mid]
-            arr = self._arrays[mid] = np.fromiter(map(_LAG, held), np.int64, len(held))
+            arr = self._arrays[mid] = np.array(self.lags_of[mid], np.int64)
         return arr
 
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
@@ -354,7 +353,7 @@ class Search:
             out += [(float(dist[i]), 0, h_list[int(i)], None) for i in _smallest(dist, 4)]
         n_light = len(l_lags)
         if n_light:
-            above = np.searchsorted(l_lags, h_lags - half)
+            above = l_lags.searchsorted(h_lags - half)
             below = above - 1
             np.minimum(above, n_light - 1, out=above)
             np.maximum(below, 0, out=below)
@@ -852,17 +851,17 @@ class Search:
         n_right = len(pool) - half
         span = total + 3
         r_keys = r_size * span + r_sum + 1  # ascending: by size, then sum
-        start = np.searchsorted(r_size, np.arange(n_right + 2))
+        start = r_size.searchsorted(np.arange(n_right + 2))
         # bisect_left(sums, total / 2 - sa) over integer sums: the same as for its ceiling
-        x = np.clip((total + 1) // 2 - l_sum, -1, total + 1) + 1
+        x = np.minimum(np.maximum((total + 1) // 2 - l_sum, -1), total + 1) + 1  # clip
         n_left = len(l_size)
         picks, orders = [], []
         for si, size in enumerate(sizes):
             b = size - l_size
-            rows = np.flatnonzero((b >= 0) & (b <= n_right))
+            rows = ((b >= 0) & (b <= n_right)).nonzero()[0]
             b = b[rows]
             first, length = start[b], start[b + 1] - start[b]
-            k = np.searchsorted(r_keys, b * span + x[rows]) - first
+            k = r_keys.searchsorted(b * span + x[rows]) - first
             lower = first + np.maximum(k - 1, 0)  # the slice [k - 1 or 0 : k + 1]
             has_upper = (k > 0) & (k < length)
             base = (si * n_left + rows) * 2
@@ -873,7 +872,7 @@ class Search:
         order = np.concatenate(orders)
         sums = l_sum[left_rows] + r_sum[right_rows]
         worst = np.maximum(sums, total - sums)
-        below = np.flatnonzero(worst < self.load[heavy])
+        below = (worst < self.load[heavy]).nonzero()[0]
         if not len(below):
             return None
         below = below[np.lexsort((order[below], worst[below]))]
