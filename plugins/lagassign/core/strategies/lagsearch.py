@@ -931,7 +931,9 @@ class Search:
         before = self.before
         # Per member, its partitions that are not at home there (displaced, or owned by nobody),
         # by lag: the only ones a member can give back in a swap; kept up to date below.
-        away = {m: [q for q in h if before.get(q[1]) != m] for m, h in held.items()}
+        get = before.get
+        away = {m: [q for q in h if get(q[1]) != m] for m, h in held.items()}
+        may_hand_over, allowed, apply = self._may_hand_over, self._allowed, self._apply
         for mid in sorted(held):
             # the member's displaced partitions, as its list reads when the loop gets here; of
             # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
@@ -942,14 +944,15 @@ class Search:
                 if (
                     lo <= keeps
                     and gives <= hi
-                    and self._may_hand_over(mid, home)
-                    and self._allowed(mid, home, p, None) is not None
+                    and may_hand_over(mid, home)
+                    and allowed(mid, home, p, None) is not None
                 ):
-                    self._apply(mid, home, p, None)
+                    apply(mid, home, p, None)
                     away[mid].remove(p)
                     continue
                 # A swap: q from home to mid keeping both loads within [lo, hi]; a q at home
                 # there would move, not come back: only those away from home are looked at.
+                # (The window of q's lag is never empty: both members are within [lo, hi].)
                 home_away = away[home]
                 if not home_away:
                     continue
@@ -958,14 +961,14 @@ class Search:
                     low_q = lo - keeps
                 if hi - keeps < high_q:
                     high_q = hi - keeps
-                if low_q > high_q:
-                    continue
+                if home_away[-1][0] < low_q or home_away[0][0] > high_q:
+                    continue  # every lag away from home there is outside the window
                 k = bisect_left(home_away, (low_q,))
                 while k < len(home_away) and home_away[k][0] <= high_q:
                     q = home_away[k]
-                    cost = self._allowed(mid, home, p, q)
+                    cost = allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
-                        self._apply(mid, home, p, q)
+                        apply(mid, home, p, q)
                         away[mid].remove(p)
                         del home_away[k]
                         if before.get(q[1]) != mid:
