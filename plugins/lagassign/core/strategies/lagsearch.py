@@ -186,7 +186,7 @@ class Search:
         self._arrays: dict[str, np.ndarray] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
-        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        self.load = {mid: sum(lg) for mid, lg in self.lags_of.items()}
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
