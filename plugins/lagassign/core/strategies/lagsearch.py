@@ -197,16 +197,15 @@ class Search:
         """``layout``: partition indices per member id; ``tie``: the tie key of a member id, or
         those keys already made, by id."""
         self.group = group
-        self.lag = lags = group.lags
+        self.lag = group.lags
         self.topic = group.columns.topics  # topic of each partition index
         self.topics = group.topics_of
         self.before = _owners(group)
         self.max_moves = max_moves
         self.tie = tie if isinstance(tie, dict) else {m.id: tie(m.id) for m in group.members}
         # ties as unsigned 64-bit integers order like the bytes only when all are 8 bytes long
-        self.held: dict[str, list[Held]] = {
-            mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
-        }
+        pair = _pairs(group).__getitem__
+        self.held: dict[str, list[Held]] = {mid: sorted(map(pair, idx)) for mid, idx in layout.items()}
         # each member's lags, in the order of its held list: kept alongside it on every change
         self.lags_of: dict[str, list[int]] = {mid: list(map(_LAG, h)) for mid, h in self.held.items()}
         self._arrays: dict[str, np.ndarray] = {}
@@ -1066,6 +1065,14 @@ def _owners(group: GroupSnapshot) -> dict[int, str]:
         ids = group.member_ids
         group.memo["lagsearch:owners"] = {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0}
     return group.memo["lagsearch:owners"]
+
+
+def _pairs(group: GroupSnapshot) -> list[Held]:
+    """(lag, index) of every partition index, made once per group (read-only): a search's
+    held lists are sorted lists of these, shared rather than built anew for each seed."""
+    if "lagsearch:pairs" not in group.memo:
+        group.memo["lagsearch:pairs"] = list(zip(group.lags, range(len(group.lags)), strict=True))
+    return group.memo["lagsearch:pairs"]
 
 
 def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
