@@ -135,8 +135,10 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
         if len(held) == floor:
             ceil_slots -= 1
         held.append(i)
-        # one entry per member, ties unique: replacing the head pops the same order as pop + push
-        heapreplace(heap, (load + lags[i], t, mid, held))
+        # one entry per member, ties unique: replacing the head pops the same order as pop + push,
+        # and a partition without lag leaves the head's key as it is (nothing to replace)
+        if lags[i]:
+            heapreplace(heap, (load + lags[i], t, mid, held))
     return layout
 
 

@@ -448,7 +448,8 @@ class Search:
         cuts: list[float] = []
         if self._may_hand_over(heavy, light):
             inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
-            entries += _nearest([(abs(h_lags[i] - half), 0, i, 0) for i in inside], 4, cuts)
+            hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
+            entries += hands if len(hands) <= 4 else _nearest(hands, 4, cuts)
         if l_lags:
             last = len(l_lags) - 1
             smallest = l_lags[0]
@@ -480,7 +481,7 @@ class Search:
                     d = lg - l_lags[at]
                     if d > 0:
                         swaps.append((half - d, 1, i, at))
-            entries += _nearest(swaps, 12, cuts)
+            entries += swaps if len(swaps) <= 12 else _nearest(swaps, 12, cuts)
         if not entries:
             return True, None
         entries.sort()
