@@ -675,7 +675,7 @@ class Search:
         follows with nothing changed in between counts those as looked at, without a look.
         """
         order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
-        if isinstance(order, _Picked):
+        if type(order) is _Picked:  # not isinstance: an ABC check on every call, and none subclass it
             return self._scan_picked(heavy, order)
         for light in order:
             if self.attempts >= self.budget:
