@@ -152,14 +152,24 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
+_SUBSET_BITS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _subset_bits(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bit mask, its bits (one row per mask) and its size, of every subset of n items: the
+    same for every pool half of n partitions, so made once per n (read-only)."""
+    if n not in _SUBSET_BITS:
+        masks = np.arange(1 << n, dtype=np.int64)
+        bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+        _SUBSET_BITS[n] = (masks, bits, np.add.reduce(bits, axis=1))
+    return _SUBSET_BITS[n]
+
+
 def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``_subsets`` as arrays: size, sum of lags and bit mask of every subset, sorted by size,
     then sum, then mask."""
-    n = len(lags)
-    masks = np.arange(1 << n, dtype=np.int64)
-    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    masks, bits, sizes = _subset_bits(len(lags))
     sums = bits @ np.array(lags, dtype=np.int64)
-    sizes = np.add.reduce(bits, axis=1)
     order = np.lexsort((masks, sums, sizes))
     return sizes[order], sums[order], masks[order]
 
