@@ -110,3 +110,86 @@ def test_resplits_scored_with_numpy_as_in_python(seed):
                 assert search._resplit_numpy(heavy, light, pool, sizes[:k], total) == search._resplit_python(
                     heavy, light, pool, sizes[:k], total
                 )
+
+
+class _Forgetful(dict):
+    """A memo that keeps nothing: every re-split is worked out afresh."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+class _Counting(dict):
+    hits = 0
+
+    def __contains__(self, key) -> bool:
+        found = super().__contains__(key)
+        _Counting.hits += found
+        return found
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_resplits_remembered_end_as_worked_out_afresh(seed):
+    """A re-split's answer is kept for the same two members, partitions, counts and moves:
+    a whole search ends as one that works each out again (same layout, moves, work)."""
+    rng = random.Random(700 + seed)
+    members = rng.randint(2, 6)
+    group = _group(rng, members, members * rng.randint(3, 9), rng.choice([5, 30, 1000]), seed % 2 == 0)
+    layout = _layout(rng, group)
+    ties = {m: m.encode() for m in group.member_ids}
+    spare = rng.randint(0, 6) if seed % 3 == 0 else None
+    ends = []
+    for memo in (_Counting, _Forgetful):
+        search = Search(group, {m: list(idx) for m, idx in layout.items()}, None, ties)
+        if spare is not None:
+            search.max_moves = search.moves + spare
+        search._resplits = memo()
+        search.run(0)
+        ends.append((search.layout_index(), search.moves, search.attempts))
+    assert ends[0] == ends[1]
+
+
+def test_resplits_are_remembered():
+    _Counting.hits = 0
+    for seed in range(24):
+        test_resplits_remembered_end_as_worked_out_afresh(seed)
+    assert _Counting.hits > 0
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_resplit_floor_bounds_every_split(seed):
+    """``_resplit_floor`` never exceeds the heavier side of a split of the sizes it is given."""
+    rng = random.Random(900 + seed)
+    n = rng.randint(1, 9)
+    lags = sorted(rng.randrange(rng.choice([3, 50, 10**6])) for _ in range(n))
+    total = sum(lags)
+    sizes = rng.sample(range(-1, n + 2), rng.randint(1, 3))
+    floor = lagsearch._resplit_floor(lags, sizes, total)
+    worst = [
+        max(s, total - s)
+        for mask in range(1 << n)
+        if bin(mask).count("1") in sizes
+        for s in [sum(lg for i, lg in enumerate(lags) if mask >> i & 1)]
+    ]
+    if not worst:
+        assert floor is None
+    else:
+        assert floor is not None and floor <= min(worst)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_resplits_skipped_by_the_floor_end_as_worked_out(seed, monkeypatch):
+    """Re-splits the floor rules out are the ones the subset sums find nothing for: a whole
+    search ends the same without the floor."""
+    rng = random.Random(1100 + seed)
+    members = rng.randint(2, 5)
+    group = _group(rng, members, members * rng.randint(3, 9), rng.choice([5, 30, 1000]), seed % 2 == 0)
+    layout = _layout(rng, group)
+    ties = {m: m.encode() for m in group.member_ids}
+    ends = []
+    for floor in (lagsearch._resplit_floor, lambda lags, sizes, total: None if not lags else -1):
+        monkeypatch.setattr(lagsearch, "_resplit_floor", floor)
+        search = Search(group, {m: list(idx) for m, idx in layout.items()}, None, ties)
+        search.run(0)
+        ends.append((search.layout_index(), search.moves, search.attempts))
+    assert ends[0] == ends[1]

@@ -120,7 +120,9 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
     heap = [(0, ties[mid], mid, layout[mid]) for mid in group.member_ids]
     heapq.heapify(heap)
     arr = group.lag_array
-    if arr.dtype != object:
+    if arr.dtype != object and len(index) == len(arr):  # every partition: indices are positions
+        ordered = np.argsort(-arr, kind="stable").tolist()
+    elif arr.dtype != object:
         ordered = np.asarray(index)[np.argsort(-arr[index], kind="stable")].tolist()
     else:
         ordered = sorted(index, key=lambda i: -lags[i])  # stable: equal lags by index
@@ -133,8 +135,10 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
         if len(held) == floor:
             ceil_slots -= 1
         held.append(i)
-        # one entry per member, ties unique: replacing the head pops the same order as pop + push
-        heapreplace(heap, (load + lags[i], t, mid, held))
+        # one entry per member, ties unique: replacing the head pops the same order as pop + push,
+        # and a partition without lag leaves the head's key as it is (nothing to replace)
+        if lags[i]:
+            heapreplace(heap, (load + lags[i], t, mid, held))
     return layout
 
 

@@ -46,8 +46,9 @@ WORK_PER_ITEM = 4
 # allow (meet in the middle: 2^(k/2) subsets per half), for pools of at most this many.
 RESPLIT_MAX_ITEMS = 20
 RESPLIT_PARTNERS = 4
-#: from this many partitions in the pool, the subset sums are scored with numpy
-_RESPLIT_NUMPY_FROM = 10
+#: from this many partitions in the pool, the subset sums are scored with numpy (below it the
+#: plain loop is faster: 47 against 105 us at 10, even at 13-14; 2.5 times slower at 17-20)
+_RESPLIT_NUMPY_FROM = 14
 
 # Below this many candidate pairs an exchange is searched in plain Python (numpy's per-call
 # overhead dominates there); above it numpy scores each heavy partition against the light
@@ -70,10 +71,10 @@ _DIST_KIND = itemgetter(0, 1)  # a candidate's (distance, kind)
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest finite values, in order."""
     if len(values) > k:
-        idx = np.argpartition(values, k)[:k]
-        idx = idx[np.argsort(values[idx], kind="stable")]
+        idx = values.argpartition(k)[:k]
+        idx = idx[values[idx].argsort(kind="stable")]
     else:
-        idx = np.argsort(values, kind="stable")
+        idx = values.argsort(kind="stable")
     return idx[np.isfinite(values[idx])]
 
 
@@ -106,9 +107,35 @@ def _any_exchange(
             return True
     if not len(l_lags):
         return False
-    below = np.searchsorted(l_lags, h_lags) - 1
+    below = l_lags.searchsorted(h_lags) - 1
     has = below >= 0
-    return bool((h_lags[has] - l_lags[below[has]] < gap).any())
+    return bool(np.logical_or.reduce(h_lags[has] - l_lags[below[has]] < gap))
+
+
+def _resplit_floor(lags: list[int], sizes: list[int], total: int) -> int | None:
+    """A lower bound on the heavier side of any split of the pool (sorted ``lags``, summing to
+    ``total``) into a side of one of ``sizes`` partitions and the rest; None if no size fits.
+
+    Either side is at least half the total, and the side with the largest partition holds at
+    least it plus the smallest others that fill its count."""
+    n = len(lags)
+    if not n:
+        return None
+    largest = lags[-1]
+    smallest = [0]  # sums of the k smallest partitions other than the largest
+    for lg in lags[:-1]:
+        smallest.append(smallest[-1] + lg)
+    best = None
+    for k in sizes:
+        if not 0 <= k <= n:
+            continue
+        with_largest = min(
+            largest + smallest[k - 1] if k else total, largest + smallest[n - k - 1] if k < n else total
+        )
+        bound = max(with_largest, (total + 1) // 2)
+        if best is None or bound < best:
+            best = bound
+    return best
 
 
 def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
@@ -125,14 +152,24 @@ def _subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
+_SUBSET_BITS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _subset_bits(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bit mask, its bits (one row per mask) and its size, of every subset of n items: the
+    same for every pool half of n partitions, so made once per n (read-only)."""
+    if n not in _SUBSET_BITS:
+        masks = np.arange(1 << n, dtype=np.int64)
+        bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+        _SUBSET_BITS[n] = (masks, bits, np.add.reduce(bits, axis=1))
+    return _SUBSET_BITS[n]
+
+
 def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``_subsets`` as arrays: size, sum of lags and bit mask of every subset, sorted by size,
     then sum, then mask."""
-    n = len(lags)
-    masks = np.arange(1 << n, dtype=np.int64)
-    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    masks, bits, sizes = _subset_bits(len(lags))
     sums = bits @ np.array(lags, dtype=np.int64)
-    sizes = bits.sum(axis=1)
     order = np.lexsort((masks, sums, sizes))
     return sizes[order], sums[order], masks[order]
 
@@ -170,21 +207,21 @@ class Search:
         """``layout``: partition indices per member id; ``tie``: the tie key of a member id, or
         those keys already made, by id."""
         self.group = group
-        self.lag = lags = group.lags
+        self.lag = group.lags
         self.topic = group.columns.topics  # topic of each partition index
         self.topics = group.topics_of
         self.before = _owners(group)
         self.max_moves = max_moves
         self.tie = tie if isinstance(tie, dict) else {m.id: tie(m.id) for m in group.members}
         # ties as unsigned 64-bit integers order like the bytes only when all are 8 bytes long
-        self.held: dict[str, list[Held]] = {
-            mid: sorted(zip(map(lags.__getitem__, idx), idx, strict=True)) for mid, idx in layout.items()
-        }
+        pair = _pairs(group).__getitem__
+        self.held: dict[str, list[Held]] = {mid: sorted(map(pair, idx)) for mid, idx in layout.items()}
+        # each member's lags, in the order of its held list: kept alongside it on every change
+        self.lags_of: dict[str, list[int]] = {mid: list(map(_LAG, h)) for mid, h in self.held.items()}
         self._arrays: dict[str, np.ndarray] = {}
-        self._lag_lists: dict[str, list[int]] = {}
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
-        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        self.load = {mid: sum(lg) for mid, lg in self.lags_of.items()}
         self._members = list(self.load)  # a fixed order of the members
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
@@ -239,6 +276,7 @@ class Search:
         self._class_of: np.ndarray | None = None
         self._class_first: dict[int, str] = {}
         self._apart_masks: dict[frozenset[str], np.ndarray | None] = {}
+        self._resplits: dict[tuple, int | None] = {}  # _best_resplit's answers, by what they rest on
 
     # -- the rules ---------------------------------------------------------------------------
 
@@ -300,14 +338,14 @@ class Search:
     def _lags(self, mid: str) -> np.ndarray:
         arr = self._arrays.get(mid)
         if arr is None:
-            held = self.held[mid]
-            arr = self._arrays[mid] = np.fromiter(map(_LAG, held), np.int64, len(held))
+            lags = self.lags_of[mid]  # fromiter: faster than np.array on a list of ints
+            arr = self._arrays[mid] = np.fromiter(lags, np.int64, len(lags))
         return arr
 
     def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
         """Every hand-over and swap between two members with few partitions, in plain Python."""
         h_list, l_list = self.held[heavy], self.held[light]
-        h_lags = self._lag_list(heavy)
+        h_lags = self.lags_of[heavy]
         out: list[Candidate] = []
         if self._may_hand_over(heavy, light):
             # the heavy partitions with lag in (0, gap), in its order
@@ -315,7 +353,7 @@ class Search:
             out += [(abs(p[0] - half), 0, p, None) for p in hands]
         if not l_list:
             return out
-        l_lags = self._lag_list(light)
+        l_lags = self.lags_of[light]
         # only heavy lags in (smallest, largest + gap) have a light one below them in the gap
         first, stop = bisect_right(h_lags, l_lags[0]), bisect_left(h_lags, l_lags[-1] + gap)
         if first >= stop:
@@ -351,7 +389,7 @@ class Search:
             out += [(float(dist[i]), 0, h_list[int(i)], None) for i in _smallest(dist, 4)]
         n_light = len(l_lags)
         if n_light:
-            above = np.searchsorted(l_lags, h_lags - half)
+            above = l_lags.searchsorted(h_lags - half)
             below = above - 1
             np.minimum(above, n_light - 1, out=above)
             np.maximum(below, 0, out=below)
@@ -398,12 +436,6 @@ class Search:
                 best_key, best = (dist, cost), (p, q)
         return best
 
-    def _lag_list(self, mid: str) -> list[int]:
-        lst = self._lag_lists.get(mid)
-        if lst is None:
-            lst = self._lag_lists[mid] = list(map(_LAG, self.held[mid]))
-        return lst
-
     def _decide_python(
         self, heavy: str, light: str, gap: int, half: float
     ) -> tuple[bool, tuple[Held, Held | None] | None]:
@@ -419,36 +451,47 @@ class Search:
         cut's distance, or between two exchanges of one kind equal in distance and moves.
         """
         h_list, l_list = self.held[heavy], self.held[light]
-        h_lags, l_lags = self._lag_list(heavy), self._lag_list(light)
+        h_lags, l_lags = self.lags_of[heavy], self.lags_of[light]
         # (distance, kind, heavy position, light position); the cut's distance where numpy's
         # choice of which equal ones to keep is unknown
         entries: list[tuple[float, int, int, int]] = []
         cuts: list[float] = []
         if self._may_hand_over(heavy, light):
             inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
-            entries += _nearest([(abs(h_lags[i] - half), 0, i, 0) for i in inside], 4, cuts)
+            hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
+            entries += hands if len(hands) <= 4 else _nearest(hands, 4, cuts)
         if l_lags:
             last = len(l_lags) - 1
             smallest = l_lags[0]
-            swaps = []
+            swaps: list[tuple[float, int, int, int]] = []
             # only lags in (smallest, largest + gap) have a light partition below them in the gap
             first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
             # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag
             at = bisect_left(l_lags, h_lags[first] - half) if first < stop else 0
+            # The light lag just below lg - half leaves d > half > 0, the one at or above it
+            # d <= half < gap: one test each. Distances |d - half| as exact differences (all
+            # values below 2**53). At either end both are the same partition, a pair twice.
             for i in range(first, stop):
                 lg = h_lags[i]
                 t = lg - half
                 while at <= last and l_lags[at] < t:
                     at += 1
-                below = at - 1 if at else 0
-                above = at if at <= last else last
-                d = lg - l_lags[below]
-                if 0 < d < gap:
-                    swaps.append((abs(d - half), 1, i, below))
-                d = lg - l_lags[above]
-                if 0 < d < gap:
-                    swaps.append((abs(d - half), 1, i, above))
-            entries += _nearest(swaps, 12, cuts)
+                if not at:  # every light lag is at or above lg - half
+                    d = lg - l_lags[0]
+                    if d > 0:
+                        swaps += ((half - d, 1, i, 0), (half - d, 1, i, 0))
+                elif at > last:  # every light lag is below lg - half
+                    d = lg - l_lags[last]
+                    if d < gap:
+                        swaps += ((d - half, 1, i, last), (d - half, 1, i, last))
+                else:
+                    d = lg - l_lags[at - 1]
+                    if d < gap:
+                        swaps.append((d - half, 1, i, at - 1))
+                    d = lg - l_lags[at]
+                    if d > 0:
+                        swaps.append((half - d, 1, i, at))
+            entries += swaps if len(swaps) <= 12 else _nearest(swaps, 12, cuts)
         if not entries:
             return True, None
         entries.sort()
@@ -490,13 +533,17 @@ class Search:
         """Hand p from giver to taker and, for a swap, q back."""
         before, load = self.before, self.load
         held_giver, held_taker = self.held[giver], self.held[taker]
+        lags_giver, lags_taker = self.lags_of[giver], self.lags_of[taker]
         moves = self.moves
         lag, tp = p
         owner = before.get(tp) if before else None
         if owner is not None:  # _move_cost, inline
             moves += (taker != owner) - (giver != owner)
-        held_giver.remove(p)
-        insort(held_taker, p)
+        i = bisect_left(held_giver, p)  # held lists are sorted and hold each pair once
+        del held_giver[i], lags_giver[i]
+        i = bisect_left(held_taker, p)
+        held_taker.insert(i, p)
+        lags_taker.insert(i, lag)
         load[giver] -= lag
         load[taker] += lag
         if q is None:
@@ -507,13 +554,29 @@ class Search:
             owner = before.get(tp) if before else None
             if owner is not None:
                 moves += (giver != owner) - (taker != owner)
-            held_taker.remove(q)
-            insort(held_giver, q)
+            i = bisect_left(held_taker, q)
+            del held_taker[i], lags_taker[i]
+            i = bisect_left(held_giver, q)
+            held_giver.insert(i, q)
+            lags_giver.insert(i, lag)
             load[taker] -= lag
             load[giver] += lag
         self.moves = moves
-        self._touched(giver, taker)
-        self._pushed(giver, taker)
+        # _touched and _pushed, inline for the common case (a few members, no numpy state yet)
+        ranked = self._ranked
+        if ranked is None or self._scan_keys is not None or self._loads_now is not None:
+            self._touched(giver, taker)
+            self._pushed(giver, taker)
+            return
+        if self._arrays:
+            self._arrays.pop(giver, None)
+            self._arrays.pop(taker, None)
+        entry = self._entry
+        for m in (giver, taker):
+            old = entry[m]
+            del ranked[bisect_left(ranked, old)]
+            new = entry[m] = (load[m], old[1], m)
+            insort(ranked, new)
 
     def _pushed(self, *members: str) -> None:
         """Members whose loads changed: new heap entries, and the load array if made."""
@@ -599,7 +662,6 @@ class Search:
         """Members whose partitions changed: their cached arrays and sort keys are stale."""
         for m in members:
             self._arrays.pop(m, None)
-            self._lag_lists.pop(m, None)
         if self._scan_keys is not None:  # before they are made, nothing is stale
             self._dirty.update(members)
 
@@ -623,7 +685,7 @@ class Search:
         follows with nothing changed in between counts those as looked at, without a look.
         """
         order: Iterable[str] = self._scan_order() if partners is None else self._lightest(partners)
-        if isinstance(order, _Picked):
+        if type(order) is _Picked:  # not isinstance: an ABC check on every call, and none subclass it
             return self._scan_picked(heavy, order)
         for light in order:
             if self.attempts >= self.budget:
@@ -767,10 +829,27 @@ class Search:
         half = len(pool) // 2
         # Counted as work like the exchanges: one per 16 subset sums looked at.
         self.attempts += 1 + (len(sizes) * (1 << half) + (1 << (len(pool) - half))) // 16
-        if len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
-            best_mask = self._resplit_numpy(heavy, light, pool, sizes, total)
+        # No split of these sizes can bring the heavier side below ``heavy``'s load: nothing to
+        # look for (the same None the subset sums would end with; 484 of 887 on the mix).
+        floor = _resplit_floor(sorted(self.lags_of[heavy] + self.lags_of[light]), sizes, total)
+        if floor is None or floor >= self.load[heavy]:
+            return None
+        # The answer rests on the two members, their partitions, the counts they may end with
+        # and the moves left: a stuck member meets the same pool again after a sweep elsewhere.
+        key = (
+            heavy,
+            light,
+            tuple(pool),
+            tuple(sizes),
+            self.max_moves,
+            self.moves if self.max_moves is not None else 0,
+        )
+        if key in self._resplits:
+            best_mask = self._resplits[key]
+        elif len(pool) >= _RESPLIT_NUMPY_FROM and total < _FLOAT_SAFE:
+            best_mask = self._resplits[key] = self._resplit_numpy(heavy, light, pool, sizes, total)
         else:
-            best_mask = self._resplit_python(heavy, light, pool, sizes, total)
+            best_mask = self._resplits[key] = self._resplit_python(heavy, light, pool, sizes, total)
         if best_mask is None:
             return None
         return [p for i, p in enumerate(pool) if best_mask >> i & 1]
@@ -814,17 +893,17 @@ class Search:
         n_right = len(pool) - half
         span = total + 3
         r_keys = r_size * span + r_sum + 1  # ascending: by size, then sum
-        start = np.searchsorted(r_size, np.arange(n_right + 2))
+        start = r_size.searchsorted(np.arange(n_right + 2))
         # bisect_left(sums, total / 2 - sa) over integer sums: the same as for its ceiling
-        x = np.clip((total + 1) // 2 - l_sum, -1, total + 1) + 1
+        x = np.minimum(np.maximum((total + 1) // 2 - l_sum, -1), total + 1) + 1  # clip
         n_left = len(l_size)
         picks, orders = [], []
         for si, size in enumerate(sizes):
             b = size - l_size
-            rows = np.flatnonzero((b >= 0) & (b <= n_right))
+            rows = ((b >= 0) & (b <= n_right)).nonzero()[0]
             b = b[rows]
             first, length = start[b], start[b + 1] - start[b]
-            k = np.searchsorted(r_keys, b * span + x[rows]) - first
+            k = r_keys.searchsorted(b * span + x[rows]) - first
             lower = first + np.maximum(k - 1, 0)  # the slice [k - 1 or 0 : k + 1]
             has_upper = (k > 0) & (k < length)
             base = (si * n_left + rows) * 2
@@ -835,7 +914,7 @@ class Search:
         order = np.concatenate(orders)
         sums = l_sum[left_rows] + r_sum[right_rows]
         worst = np.maximum(sums, total - sums)
-        below = np.flatnonzero(worst < self.load[heavy])
+        below = (worst < self.load[heavy]).nonzero()[0]
         if not len(below):
             return None
         below = below[np.lexsort((order[below], worst[below]))]
@@ -872,8 +951,13 @@ class Search:
 
     def _move_one(self, giver: str, taker: str, p: Held) -> None:
         self.moves += self._move_cost(p[1], giver, taker)
-        self.held[giver].remove(p)
-        insort(self.held[taker], p)
+        held, lags = self.held[giver], self.lags_of[giver]
+        i = bisect_left(held, p)
+        del held[i], lags[i]
+        held, lags = self.held[taker], self.lags_of[taker]
+        i = bisect_left(held, p)
+        held.insert(i, p)
+        lags.insert(i, p[0])
         self.load[giver] -= p[0]
         self.load[taker] += p[0]
         self.count[giver] -= 1
@@ -889,7 +973,9 @@ class Search:
         before = self.before
         # Per member, its partitions that are not at home there (displaced, or owned by nobody),
         # by lag: the only ones a member can give back in a swap; kept up to date below.
-        away = {m: [q for q in h if before.get(q[1]) != m] for m, h in held.items()}
+        get = before.get
+        away = {m: [q for q in h if get(q[1]) != m] for m, h in held.items()}
+        may_hand_over, allowed, apply = self._may_hand_over, self._allowed, self._apply
         for mid in sorted(held):
             # the member's displaced partitions, as its list reads when the loop gets here; of
             # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
@@ -900,14 +986,15 @@ class Search:
                 if (
                     lo <= keeps
                     and gives <= hi
-                    and self._may_hand_over(mid, home)
-                    and self._allowed(mid, home, p, None) is not None
+                    and may_hand_over(mid, home)
+                    and allowed(mid, home, p, None) is not None
                 ):
-                    self._apply(mid, home, p, None)
+                    apply(mid, home, p, None)
                     away[mid].remove(p)
                     continue
                 # A swap: q from home to mid keeping both loads within [lo, hi]; a q at home
                 # there would move, not come back: only those away from home are looked at.
+                # (The window of q's lag is never empty: both members are within [lo, hi].)
                 home_away = away[home]
                 if not home_away:
                     continue
@@ -916,14 +1003,14 @@ class Search:
                     low_q = lo - keeps
                 if hi - keeps < high_q:
                     high_q = hi - keeps
-                if low_q > high_q:
-                    continue
+                if home_away[-1][0] < low_q or home_away[0][0] > high_q:
+                    continue  # every lag away from home there is outside the window
                 k = bisect_left(home_away, (low_q,))
                 while k < len(home_away) and home_away[k][0] <= high_q:
                     q = home_away[k]
-                    cost = self._allowed(mid, home, p, q)
+                    cost = allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
-                        self._apply(mid, home, p, q)
+                        apply(mid, home, p, q)
                         away[mid].remove(p)
                         del home_away[k]
                         if before.get(q[1]) != mid:
@@ -989,6 +1076,14 @@ def _owners(group: GroupSnapshot) -> dict[int, str]:
         ids = group.member_ids
         group.memo["lagsearch:owners"] = {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0}
     return group.memo["lagsearch:owners"]
+
+
+def _pairs(group: GroupSnapshot) -> list[Held]:
+    """(lag, index) of every partition index, made once per group (read-only): a search's
+    held lists are sorted lists of these, shared rather than built anew for each seed."""
+    if "lagsearch:pairs" not in group.memo:
+        group.memo["lagsearch:pairs"] = list(zip(group.lags, range(len(group.lags)), strict=True))
+    return group.memo["lagsearch:pairs"]
 
 
 def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
