@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..core.model import gc_paused
 from ..core.results import GroupEvaluation
 from ..pipeline.evaluation import evaluate_group_columns
 from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_table
@@ -415,11 +416,17 @@ def part_name(index: int) -> str:
     return f"part-{index:05d}.parquet"
 
 
+@gc_paused
 def run_task(
     task: Task, files: Files, out: str | Path, strategies: Sequence[str], options: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Evaluate a task's groups and write them as ``OUT/evaluations.parquet/part-NNNNN.parquet``;
-    returns ``{task, groups, rows, library}`` (counts only: the rows go to the file)."""
+    returns ``{task, groups, rows, library}`` (counts only: the rows go to the file).
+
+    Python's cycle collector is paused for the whole task, as ``run_local`` pauses it for its
+    whole run: between groups it walked the batch of evaluations waiting to be written (and
+    everything the worker had imported) at each collection. 10,000 groups in ``local[2]``:
+    workers' CPU 47.5-49.3 s -> 42.2-43.2 s, wall 28.8-29.6 s -> 25.9-26.6 s."""
     import pyarrow.parquet as pq
 
     import lagassign
