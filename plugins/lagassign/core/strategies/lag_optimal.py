@@ -78,11 +78,12 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import StrategyOptionError, StrategyRefusedError
-from ..model import Assignment, GroupSnapshot
+from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from . import lagbulk
 from .base import CertifiedAssignment, Strategy, build
@@ -177,6 +178,25 @@ def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
     return deal_to_owners(group.owner, group.member_ids, [layout[m] for m in sorted(layout)])
 
 
+class _Kept(NamedTuple):
+    """A plan as the group's memo keeps it: its partition indices (or, for a plan not given as
+    indices, its partitions) per member, without the group. The plan itself points back at its
+    group (to read its indices), so keeping it in the group's memo made every planned group a
+    reference cycle, freed only by the cycle collector: at 10,000 groups, a collection of about
+    0.2 s after each Spark task."""
+
+    positions: dict[str, list[int]] | None
+    members: dict[str, list[TopicPartition]] | None
+    notes: list[str]
+    proven_optimal: bool
+
+    @classmethod
+    def of(cls, plan: CertifiedAssignment, group: GroupSnapshot) -> _Kept:
+        if plan.is_indexed(group):
+            return cls(plan.positions(group), None, plan.notes, plan.proven_optimal)
+        return cls(None, plan.members, plan.notes, plan.proven_optimal)
+
+
 class LagOptimalStrategy(Strategy):
     name = "lag-optimal"
     summary = "lagassign: counts balanced, then the smallest largest member lag, with few moves"
@@ -220,16 +240,17 @@ class LagOptimalStrategy(Strategy):
         """The plan, computed once per group and options (drain-optimal asks for it again on
         groups it cannot plan in time); each caller gets its own lists."""
         key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget, self.rack)
-        if key not in group.memo:
-            group.memo[key] = self._plan(group)
-        plan = group.memo[key]
-        if plan.is_indexed(group):
-            positions = {mid: list(idx) for mid, idx in plan.positions(group).items()}
+        kept = group.memo.get(key)
+        if kept is None:
+            kept = group.memo[key] = _Kept.of(self._plan(group), group)
+        if kept.positions is not None:
+            positions = {mid: list(idx) for mid, idx in kept.positions.items()}
             return CertifiedAssignment.indexed(
-                self.name, group, positions, notes=list(plan.notes), proven_optimal=plan.proven_optimal
+                self.name, group, positions, notes=list(kept.notes), proven_optimal=kept.proven_optimal
             )
-        members = {mid: list(tps) for mid, tps in plan.members.items()}
-        return CertifiedAssignment(self.name, members, None, list(plan.notes), plan.proven_optimal)
+        assert kept.members is not None
+        members = {mid: list(tps) for mid, tps in kept.members.items()}
+        return CertifiedAssignment(self.name, members, None, list(kept.notes), kept.proven_optimal)
 
     def _plan(self, group: GroupSnapshot) -> CertifiedAssignment:
         tie = _tie_key(group.group)
