@@ -217,9 +217,8 @@ def _read_parquet(path: Path) -> Any:
     return pq.ParquetFile(path).read() if path.is_file() else pq.read_table(path)
 
 
-def _read_table(
-    folder: Path, name: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()
-) -> list[dict[str, Any]]:
+def _checked_table(folder: Path, name: str, columns: tuple[str, ...]) -> Any:
+    """A snapshot table, after checking it is there with the required ``columns``."""
     path = folder / name
     if not path.exists():
         raise LagassignError(f"snapshot {folder}: {name} is missing")
@@ -227,6 +226,13 @@ def _read_table(
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise LagassignError(f"snapshot {folder}: {name} lacks column(s) {', '.join(missing)}")
+    return table
+
+
+def _read_table(
+    folder: Path, name: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    table = _checked_table(folder, name, columns)
     present = [c for c in optional if c in table.column_names]
     return table.select([*columns, *present]).to_pylist()
 
@@ -262,13 +268,7 @@ def snapshot_group_columns(
     and a dict per row cost more than the rest of reading it."""
     folder = Path(folder)
     groups = _read_table(folder, GROUPS, GROUP_COLUMNS, OPTIONAL_GROUP_COLUMNS)
-    path = folder / PARTITIONS
-    if not path.exists():
-        raise LagassignError(f"snapshot {folder}: {PARTITIONS} is missing")
-    table = _read_parquet(path)
-    missing = [c for c in PARTITION_COLUMNS if c not in table.column_names]
-    if missing:
-        raise LagassignError(f"snapshot {folder}: {PARTITIONS} lacks column(s) {', '.join(missing)}")
+    table = _checked_table(folder, PARTITIONS, PARTITION_COLUMNS)
     names = [*PARTITION_COLUMNS, *(c for c in OPTIONAL_PARTITION_COLUMNS if c in table.column_names)]
     rows = table.num_rows
     columns: dict[str, list[Any]] = {  # a column without values (no rates, racks) as nulls, unconverted
