@@ -152,6 +152,19 @@ def test_pair_texts_reuse_only_the_same_layout() -> None:
     assert texts.assignment_json({"a": [0, 1], "b": [2]}) != first
 
 
+def test_snapshot_without_partition_rows(tmp_path: Path) -> None:
+    """No partition rows at all (a run whose groups pattern matched nothing, groups declared in
+    a file): every group is read, without partitions, as the row reader reads it."""
+    cases, _ = generate_cases(3, 5, huge=0)
+    snap = snapshot_tables(cases, {})
+    snap.partitions = []
+    folder = snap.write(tmp_path / "snap")
+    by_rows = [(g, rows, members) for g, rows, members in snapshot_groups(folder)]
+    by_columns = list(snapshot_group_columns(folder))
+    assert [g for g, _, _ in by_columns] == [g for g, _, _ in by_rows] and len(by_rows) == 3
+    assert all(column_rows(columns) == [] for _, columns, _ in by_columns)
+
+
 def test_snapshot_tables_as_folders(tmp_path: Path) -> None:
     """A table written as a folder of part files (as Spark writes) reads as the single file."""
     folder = _odd_snapshot(tmp_path / "snap")

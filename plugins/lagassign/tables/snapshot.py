@@ -282,8 +282,9 @@ def snapshot_group_columns(
     of_group = columns["group"]
     n = len(of_group)
     starts = [0, *compress(range(1, n), map(ne, of_group, islice(of_group, 1, None)))] if n else []
+    stops = [*starts[1:], n] if n else []  # no partition rows (no group matched): no runs
     runs: dict[str, list[tuple[int, int]]] = {}
-    for start, stop in zip(starts, [*starts[1:], n], strict=True):
+    for start, stop in zip(starts, stops, strict=True):
         runs.setdefault(of_group[start], []).append((start, stop))
     seen: set[str] = set()
     for grow in sorted((g for g in groups if g["group"] is not None), key=lambda g: g["group"]):
