@@ -338,9 +338,21 @@ def _spark_submit_of(pid: int) -> int | None:
     return None
 
 
-def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, after: float = 4.0) -> Outcome:
+def _job_running(jvm: int) -> bool:
+    """Whether the job's own Python (``spark_jobs/evaluate_groups.py``) runs under the JVM."""
+    for child in _descendants(jvm):
+        try:
+            if b"evaluate_groups.py" in (Path("/proc") / str(child) / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, after: float = 0.5) -> Outcome:
     """``airflow dags test lagassign_rebalance`` with apply on; SIGKILL the spark-submit JVM
-    ``after`` seconds into the evaluate task."""
+    ``after`` seconds after the job's own Python started under it (the job under way: a fixed
+    delay from the JVM's start is not, now that a small job takes about 4 s in all)."""
     prefix, groups_file = demo(broker, tmp, "spk")
     watched = [f"{prefix}orders-enricher", f"{prefix}audit-sink"]
     before = newest(broker, watched)
@@ -357,7 +369,8 @@ def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, a
             lambda: _spark_submit_of(proc.pid) or proc.poll() is not None, timeout=240, every=0.2
         )
         if jvm is not True:
-            time.sleep(after)  # let the job get going (JVM up, Python workers starting)
+            wait_until(lambda: _job_running(jvm) or proc.poll() is not None, timeout=120, every=0.05)
+            time.sleep(after)  # the job under way: its context starting
             try:
                 os.kill(jvm, signal.SIGKILL)
                 killed.append(jvm)
