@@ -23,7 +23,7 @@ from ..core.case import offset_columns, parse_case
 from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group
 from ..core.lag import RESET_POLICIES
-from ..core.model import gc_paused
+from ..core.model import GroupSnapshot, gc_paused
 from ..core.results import GroupEvaluation
 from ..core.strategies import applicable_options, get_strategy, strategy_names
 from ..tables.evaluations import EvaluationError, write_evaluations
@@ -185,19 +185,19 @@ def evaluate_group_rows(
     kafka = (group_row.get("group_type"), group_row.get("protocol"))
     if group_row.get("error"):
         return GroupEvaluation(name, error=f"snapshot failed: {group_row['error']}").on_cluster(*kafka)
-    try:
-        case = case_from_rows(
-            name,
-            sorted(partitions, key=_partition_key),
-            sorted(members, key=_member_key),
-            group_row.get("auto_offset_reset"),
-        )
-        return evaluate_group(parse_case(case), strategies, **options).on_cluster(*kafka)
-    except LagassignError as exc:
-        return GroupEvaluation(name, error=str(exc)).on_cluster(*kafka)
-    except Exception as exc:  # a bug for one group's data must not lose every other group
-        error = f"internal error: {type(exc).__name__}: {exc}"
-        return GroupEvaluation(name, error=error).on_cluster(*kafka)
+    return _evaluated(
+        group_row,
+        lambda: parse_case(
+            case_from_rows(
+                name,
+                sorted(partitions, key=_partition_key),
+                sorted(members, key=_member_key),
+                group_row.get("auto_offset_reset"),
+            )
+        ),
+        strategies,
+        options,
+    )
 
 
 @gc_paused
@@ -230,11 +230,30 @@ def evaluate_group_columns(
     )
     if columns is None:
         return evaluate_group_rows(group_row, column_rows(partitions), members, strategies, options)
+    return _evaluated(
+        group_row,
+        lambda: parse_case(
+            case_from_rows(group_row["group"], (), sorted(members, key=_member_key), reset), columns=columns
+        ),
+        strategies,
+        options,
+    )
+
+
+def _evaluated(
+    group_row: Mapping[str, Any],
+    parse: Callable[[], GroupSnapshot],
+    strategies: Sequence[str],
+    options: Mapping[str, Any],
+) -> GroupEvaluation:
+    """The evaluation of the group ``parse`` builds, told what the cluster runs for it; an
+    error in this group's data (or a bug it meets) becomes its evaluation's error instead of
+    ending a run over thousands of groups."""
     name = group_row["group"]
+    # what the cluster runs for the group (absent from older snapshots and synthetic ones)
     kafka = (group_row.get("group_type"), group_row.get("protocol"))
     try:
-        case = case_from_rows(name, (), sorted(members, key=_member_key), reset)
-        return evaluate_group(parse_case(case, columns=columns), strategies, **options).on_cluster(*kafka)
+        return evaluate_group(parse(), strategies, **options).on_cluster(*kafka)
     except LagassignError as exc:
         return GroupEvaluation(name, error=str(exc)).on_cluster(*kafka)
     except Exception as exc:  # a bug for one group's data must not lose every other group
