@@ -143,6 +143,7 @@ def main(argv: list[str]) -> int:
                 "output_files": len(plan.tasks),
                 "library_driver": lagassign.__file__,
                 "library_executors": done[0]["library"] if done else None,
+                "pyspark_executors": done[0]["pyspark"] if done else None,
                 "phases": phases,
             },
         )

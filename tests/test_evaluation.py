@@ -417,6 +417,9 @@ def test_spark_summary_and_schema(spark_out):
     assert summary["options"] == SPARK_OPTIONS
     # the library reached the executors as the --py-files zip, not from the venv
     assert "lagassign.zip" in summary["spark"]["library_executors"]
+    # pyspark from site-packages (compiled once), not from the pyspark.zip Spark's own home puts
+    # first on the workers' path (lagassign.spark.home)
+    assert summary["spark"]["pyspark_executors"].endswith("site-packages/pyspark/__init__.py")
     parts = sorted((spark_out / EVALUATIONS).glob("part-*.parquet"))
     # one part file per task (a task per core here, and the costliest group alone)
     assert len(parts) == summary["spark"]["output_files"] == summary["spark"]["tasks"] == 3

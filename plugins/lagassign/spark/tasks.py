@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -421,7 +422,8 @@ def run_task(
     task: Task, files: Files, out: str | Path, strategies: Sequence[str], options: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Evaluate a task's groups and write them as ``OUT/evaluations.parquet/part-NNNNN.parquet``;
-    returns ``{task, groups, rows, library}`` (counts only: the rows go to the file).
+    returns ``{task, groups, rows, library, pyspark}`` (counts and where the worker's lagassign
+    and pyspark came from: the rows go to the file).
 
     Python's cycle collector is paused for the whole task, as ``run_local`` pauses it for its
     whole run: between groups it walked the batch of evaluations waiting to be written (and
@@ -460,7 +462,14 @@ def run_task(
             writer.write_table(table)
             written += table.num_rows
     tmp.replace(final)
-    return {"task": task.index, "groups": len(task.groups), "rows": written, "library": lagassign.__file__}
+    pyspark = sys.modules.get("pyspark")  # where the worker's pyspark came from (a zip is slow)
+    return {
+        "task": task.index,
+        "groups": len(task.groups),
+        "rows": written,
+        "library": lagassign.__file__,
+        "pyspark": getattr(pyspark, "__file__", None),
+    }
 
 
 def _batches(
