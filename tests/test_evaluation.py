@@ -29,7 +29,7 @@ from lagassign.spark.submit import (
     spark_submit_settings,
     submit_command,
 )
-from lagassign.spark.tasks import Task, cut_tasks, default_tasks, plan_tasks, run_task
+from lagassign.spark.tasks import Task, cut_tasks, default_tasks, plan_tasks, run_task, task_shares
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     SUMMARY,
@@ -303,10 +303,25 @@ def test_tasks_are_runs_of_about_equal_cost_costliest_first():
     assert loads == sorted(loads, reverse=True)
     share = sum(cost.values()) / 8
     assert all(load <= share for load, t in zip(loads, tasks, strict=True) if len(t) > 1)
+    assert task_shares(8, 1) == [1.0] * 8  # one core: no tail of smaller runs
     order = [g for g, _ in costs if not g.startswith("big")]
     for t in tasks[2:]:  # neighbours in the files stay together (around the big groups)
         assert [order.index(g) for g in t] == list(range(order.index(t[0]), order.index(t[0]) + len(t)))
     assert cut_tasks(costs, 8) == tasks  # deterministic
+
+
+def test_the_last_tasks_are_smaller_so_the_cores_finish_together():
+    costs = [(f"g{i:03d}", 100) for i in range(470)]  # 47,000: a share of 4,000
+    assert task_shares(16, 2) == [1.0] * 10 + [0.5, 0.5, 0.25, 0.25, 0.125, 0.125]
+    tasks = cut_tasks(costs, 16, cores=2)
+    loads = [100 * len(t) for t in tasks]
+    assert loads == [4000] * 10 + [2000] * 2 + [1000] * 2 + [500] * 2
+    assert sorted(g for t in tasks for g in t) == [g for g, _ in costs]
+    # a group of a whole share or more is alone (and first); the ends it passed add no runs
+    costs[5] = ("big", 10_000)
+    tasks = cut_tasks(costs, 16, cores=2)
+    assert tasks[0] == ["big"] and len(tasks) <= 16
+    assert all(len(t) > 1 for t in tasks[1:-1])
 
 
 # -- parameters and submission --------------------------------------------------------------------
@@ -421,7 +436,7 @@ def test_spark_summary_and_schema(spark_out):
     # first on the workers' path (lagassign.spark.home)
     assert summary["spark"]["pyspark_executors"].endswith("site-packages/pyspark/__init__.py")
     parts = sorted((spark_out / EVALUATIONS).glob("part-*.parquet"))
-    # one part file per task (a task per core here, and the costliest group alone)
-    assert len(parts) == summary["spark"]["output_files"] == summary["spark"]["tasks"] == 3
+    # one part file per task (a task per core here: too few groups for more)
+    assert len(parts) == summary["spark"]["output_files"] == summary["spark"]["tasks"] == 2
     schema = pq.read_schema(parts[0])
     assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in arrow_schema()]
