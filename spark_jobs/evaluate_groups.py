@@ -40,7 +40,7 @@ import lagassign
 import pyarrow.parquet as pq
 from lagassign.pipeline.evaluation import load_params
 from lagassign.spark.submit import output_check
-from lagassign.spark.tasks import Plan, part_name, plan_tasks, run_task
+from lagassign.spark.tasks import Plan, freeze_survivors, part_name, plan_tasks, run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     LOG_GROUPS,
@@ -110,7 +110,9 @@ def main(argv: list[str]) -> int:
         names, options, target, files = params.names(), params.options(), str(out), plan.files
 
         def evaluate(task: Any) -> dict[str, Any]:
-            return run_task(task, files, target, names, options)
+            done = run_task(task, files, target, names, options)
+            freeze_survivors()
+            return done
 
         done = sc.parallelize(plan.tasks, max(1, len(plan.tasks))).map(evaluate).collect()
         for left in (out / EVALUATIONS).glob(".part-*.tmp"):  # of a failed attempt that was retried
