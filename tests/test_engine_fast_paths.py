@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from lagassign.core.case import offset_columns, parse_case, partition_columns
-from lagassign.core.evaluate import evaluate_group, respects_subscriptions
+from lagassign.core.errors import StrategyRefusedError
+from lagassign.core.evaluate import evaluate_group, respects_subscriptions, run_strategy
 from lagassign.core.results import GroupEvaluation, PairTexts, StrategyResult
 from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
@@ -33,6 +35,28 @@ def test_result_json_is_the_encoders_text(seed: int) -> None:
             plain = json.dumps(result.to_dict(), separators=(",", ":"))
             assert result.to_json() == plain
             assert StrategyResult.from_json(result.to_json()) == result
+
+
+def test_assignment_pairs_made_on_first_read_are_the_pairs() -> None:
+    """A result from ``run_strategy`` makes its [topic, partition] pairs from its layout only
+    when read; they are the pairs of its partition indices, and the result equals (and copies
+    as) the one made with them."""
+    cases, _ = generate_cases(6, 4, huge=0)
+    for case in cases:
+        group = parse_case(case)
+        for name in strategy_names():
+            try:
+                result = run_strategy(group, name)
+            except StrategyRefusedError:
+                continue
+            assert "assignment" not in result.__dict__  # not made yet
+            texts, positions = result._layout  # type: ignore[misc]
+            pairs = {mid: [list(texts.pairs[i]) for i in idx] for mid, idx in positions.items()}
+            eager = StrategyResult(result.strategy, pairs, result.metrics, result.withheld, result.unassigned)
+            assert result == eager and result.assignment == pairs and result.assignment is result.assignment
+            assert replace(result).assignment == pairs and result.to_dict() == eager.to_dict()
+    assert StrategyResult("x", refused="no").assignment is None
+    assert StrategyResult("y", None, {"max_lag": 0}).assignment is None  # no layout: none
 
 
 def test_result_json_with_odd_names() -> None:

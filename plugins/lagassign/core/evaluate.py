@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
-from .model import Assignment, GroupSnapshot, TopicPartition, gc_paused
+from .model import GroupSnapshot, TopicPartition, gc_paused
 from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
 from .strategies import applicable_options, get_strategy, strategy_names
@@ -24,25 +23,6 @@ def _index_pairs(group: GroupSnapshot, idx: Iterable[int]) -> list[list[Any]]:
     return list(map(list, map(group.pairs.__getitem__, idx)))
 
 
-def _layout_pairs(
-    group: GroupSnapshot, assignment: Assignment, positions: Mapping[str, list[int]] | None = None
-) -> dict[str, list[list[Any]]]:
-    """Each member's [topic, partition] pairs, made in one pass over all of them (from the
-    partition indices of an indexed assignment, ``positions`` when given)."""
-    if assignment.is_indexed(group):
-        layout: Mapping[str, list[Any]] = assignment.positions(group) if positions is None else positions
-        pairs = _index_pairs(group, chain.from_iterable(layout.values()))
-    else:
-        layout = assignment.members
-        pairs = _pairs(chain.from_iterable(layout.values()))
-    out = {}
-    at = 0
-    for mid, held in layout.items():
-        out[mid] = pairs[at : at + len(held)]
-        at += len(held)
-    return out
-
-
 @gc_paused
 def run_strategy(
     group: GroupSnapshot,
@@ -55,9 +35,9 @@ def run_strategy(
     assignment = get_strategy(strategy, **options).assign(group)
     positions = assignment.positions(group)  # once: made anew each time for a non-indexed one
     metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound, positions)
-    return StrategyResult(
+    return StrategyResult(  # its assignment pairs are made from the layout if read
         strategy,
-        _layout_pairs(group, assignment, positions),
+        None,
         metrics,
         _pairs(assignment.withheld) if assignment.withheld is not None else None,
         _index_pairs(group, missing) if missing else None,
