@@ -11,6 +11,11 @@ developer starts by hand is the one the tests start. Two kinds (``LAGASSIGN_BROK
   Clients need ``api.version.request=false`` and ``broker.version.fallback=0.9.0.1``.
 
 State (pid files, data, logs) lives under ``var/broker/<kind>/`` in the repository.
+
+``LAGASSIGN_BROKER_INSTANCE=test`` names a second broker of each kind, with its own state
+(``var/broker/test/<kind>/``) and ports (each 100 higher: noida on 19192): the tests' broker,
+so that a test run neither reads nor leaves groups on the broker a developer or ``make demo``
+started.
 """
 
 from __future__ import annotations
@@ -68,6 +73,23 @@ class Broker:
         _wait_for_topic(self, name, partitions)
 
 
+#: the brokers of one kind that can run side by side: instance name -> offset of its ports
+INSTANCES = {"": 0, "test": 100}
+
+
+def instance_from_env() -> str:
+    """The instance chosen by ``LAGASSIGN_BROKER_INSTANCE`` ("" for the developer's broker)."""
+    name = os.environ.get("LAGASSIGN_BROKER_INSTANCE", "").strip()
+    if name not in INSTANCES:
+        raise BrokerError(f"LAGASSIGN_BROKER_INSTANCE={name!r}: expected test, or nothing")
+    return name
+
+
+def port(base: int) -> int:
+    """A port of this instance (``NOIDA_PORT``, ``KAFKA09_PORT`` or ``ZOOKEEPER_PORT`` moved)."""
+    return base + INSTANCES[instance_from_env()]
+
+
 def kind_from_env() -> str:
     """The broker kind chosen by ``LAGASSIGN_BROKER`` (default noida)."""
     kind = os.environ.get("LAGASSIGN_BROKER", "noida").strip() or "noida"
@@ -77,14 +99,15 @@ def kind_from_env() -> str:
 
 
 def state_dir(kind: str) -> Path:
-    return VAR / "broker" / kind
+    instance = instance_from_env()
+    return VAR / "broker" / instance / kind if instance else VAR / "broker" / kind
 
 
 def describe(kind: str) -> Broker:
     """The connection facts of a broker kind (whether or not it is running)."""
     if kind == "noida":
-        return Broker("noida", f"127.0.0.1:{NOIDA_PORT}")
-    return Broker("kafka09", f"127.0.0.1:{KAFKA09_PORT}", dict(KAFKA09_CLIENT_CONFIG))
+        return Broker("noida", f"127.0.0.1:{port(NOIDA_PORT)}")
+    return Broker("kafka09", f"127.0.0.1:{port(KAFKA09_PORT)}", dict(KAFKA09_CLIENT_CONFIG))
 
 
 # --- process bookkeeping -------------------------------------------------------------------
@@ -268,7 +291,7 @@ def _start_noida(fresh: bool) -> Broker:
             "--host",
             "127.0.0.1",
             "--kafka-port",
-            str(NOIDA_PORT),
+            str(port(NOIDA_PORT)),
             "--data-dir",
             str(data),
         ],
@@ -347,7 +370,7 @@ def _write_kafka09_config(fresh: bool) -> tuple[Path, Path]:
     )
     zk = folder / "zookeeper.properties"
     zk.write_text(
-        f"dataDir={folder / 'zookeeper-data'}\nclientPort={ZOOKEEPER_PORT}\n"
+        f"dataDir={folder / 'zookeeper-data'}\nclientPort={port(ZOOKEEPER_PORT)}\n"
         "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
     )
     server = folder / "server.properties"
@@ -355,11 +378,11 @@ def _write_kafka09_config(fresh: bool) -> tuple[Path, Path]:
         "\n".join(
             [
                 "broker.id=0",
-                f"listeners=PLAINTEXT://127.0.0.1:{KAFKA09_PORT}",
+                f"listeners=PLAINTEXT://127.0.0.1:{port(KAFKA09_PORT)}",
                 "advertised.host.name=127.0.0.1",
-                f"advertised.port={KAFKA09_PORT}",
+                f"advertised.port={port(KAFKA09_PORT)}",
                 f"log.dirs={folder / 'kafka-data'}",
-                f"zookeeper.connect=127.0.0.1:{ZOOKEEPER_PORT}",
+                f"zookeeper.connect=127.0.0.1:{port(ZOOKEEPER_PORT)}",
                 "zookeeper.connection.timeout.ms=15000",
                 "num.partitions=1",
                 "default.replication.factor=1",
@@ -385,7 +408,7 @@ def _start_kafka09(fresh: bool) -> Broker:
             "zookeeper",
             _java_argv("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_conf), heap="128m"),
         )
-        _wait_port("127.0.0.1", ZOOKEEPER_PORT, 30, "zookeeper")
+        _wait_port("127.0.0.1", port(ZOOKEEPER_PORT), 30, "zookeeper")
     _spawn("kafka09", "kafka", _java_argv("kafka.Kafka", str(server_conf), heap="512m"))
     broker = describe("kafka09")
     wait_ready(broker, timeout=90, procs=("kafka",))
@@ -413,7 +436,7 @@ def _kafka09_create_topic(name: str, partitions: int, config: dict[str, str]) ->
     argv = _java_argv(
         "kafka.admin.TopicCommand",
         "--zookeeper",
-        f"127.0.0.1:{ZOOKEEPER_PORT}",
+        f"127.0.0.1:{port(ZOOKEEPER_PORT)}",
         "--create",
         "--topic",
         name,
@@ -473,12 +496,16 @@ def status(kind: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    usage = "usage: scripts/broker start [--fresh] | stop | status   (LAGASSIGN_BROKER=noida|kafka09)"
+    usage = (
+        "usage: scripts/broker start [--fresh] | stop | status"
+        "   (LAGASSIGN_BROKER=noida|kafka09, LAGASSIGN_BROKER_INSTANCE=test for the tests' one)"
+    )
     if not argv or argv[0] not in ("start", "stop", "status"):
         print(usage, file=sys.stderr)
         return 2
     try:
         kind = kind_from_env()
+        instance_from_env()  # a wrong name fails here, in one line
         if argv[0] == "start":
             broker = start(kind, fresh="--fresh" in argv[1:])
             print(broker.bootstrap)

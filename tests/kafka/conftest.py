@@ -1,9 +1,12 @@
 """The real broker for the Kafka edge's tests, and small helpers to put real offsets on it.
 
-``broker`` (session): the broker chosen by ``LAGASSIGN_BROKER`` (noida, the default, or
-kafka09), started through ``scripts/brokerctl.py`` (the code behind ``scripts/broker``) and
-stopped at the end. A broker already started with ``scripts/broker start`` is reused and left
-running; ``LAGASSIGN_BROKER_BOOTSTRAP=HOST:PORT`` uses that running broker instead.
+``broker`` (session): the tests' own broker of the kind chosen by ``LAGASSIGN_BROKER`` (noida,
+the default, or kafka09), started fresh through ``scripts/brokerctl.py`` (the code behind
+``scripts/broker``) as its ``test`` instance (own state under ``var/broker/test/``, ports 100
+higher: noida on 19192) and stopped at the end. The broker ``make demo`` or a developer started
+is never touched: a test run leaves no group on it. A test broker already started with
+``LAGASSIGN_BROKER_INSTANCE=test scripts/broker start`` is reused and left running;
+``LAGASSIGN_BROKER_BOOTSTRAP=HOST:PORT`` uses that running broker instead.
 
 Tests use fresh group and topic names (the ``names`` fixture) and close their consumers: noida
 never evicts a member that dies without leaving.
@@ -33,6 +36,7 @@ def broker() -> Iterator[brokerctl.Broker]:
     if given:
         yield brokerctl.Broker(kind, given, brokerctl.describe(kind).client_config)
         return
+    os.environ["LAGASSIGN_BROKER_INSTANCE"] = "test"  # and for what the tests start, alike
     already = brokerctl.running(kind)
     started = brokerctl.start(kind, fresh=not already)
     try:
