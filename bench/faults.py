@@ -13,16 +13,17 @@ switches under load; seconds from ``kill -9`` to a plan without the dead instanc
 ``lagassign watch`` and with the Airflow triggerer; a newcomer's share; ten planners at once
 (the ledger against the topic); a plan too large; bad credentials and TLS.
 
-The broker is started through scripts/brokerctl.py (LAGASSIGN_BROKER, default noida) and
-stopped at the end if this script started it; the faults that stop a broker stop a second
-noida broker of this script's own. Usage: bench/faults.py [--no-spark] [--no-airflow]
-[--only planning|following] [--json FILE]
+The broker is the tests' one (scripts/brokerctl.py, LAGASSIGN_BROKER, default noida, instance
+``test``: never the demo's), stopped at the end if this script started it; the faults that
+stop a broker stop a second noida broker of this script's own.
+Usage: bench/faults.py [--no-spark] [--no-airflow] [--only planning|following] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -79,6 +80,7 @@ def main() -> int:
     ap.add_argument("--json", help="also write the rows as JSON here")
     args = ap.parse_args()
 
+    os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
     kind = brokerctl.kind_from_env()
     already = brokerctl.running(kind)
     broker = brokerctl.start(kind)

@@ -9,8 +9,8 @@ groups under 30 s, cost growing linearly with groups.
 
     .venv/bin/python bench/snapshot_speed.py [--groups 1000] [--partitions 50]
 
-Uses the broker of LAGASSIGN_BROKER (default noida), started fresh and stopped afterwards,
-or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
+Uses the tests' broker of LAGASSIGN_BROKER (default noida; instance ``test``, never the demo's),
+started fresh and stopped afterwards, or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def main() -> int:
     parser.add_argument("--goal", type=float, default=None, help="seconds the largest size must take at most")
     args = parser.parse_args()
 
+    os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
     kind = brokerctl.kind_from_env()
     given = os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP")
     started_here = False
