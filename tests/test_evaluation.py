@@ -13,6 +13,7 @@ import os
 import random
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import lagassign
@@ -379,7 +380,22 @@ def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
     code = "import lagassign.pipeline.evaluation, lagassign.spark.submit; print(lagassign.__file__)"
     env = {**os.environ, "PYTHONPATH": str(zip_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(zip_path / "lagassign" / "__init__.py")
+    # imported from the bytecode beside each source (no process compiles the library again)
+    assert out.stdout.strip() == str(zip_path / "lagassign" / "__init__.pyc")
+    with zipfile.ZipFile(zip_path) as zf:
+        names = set(zf.namelist())
+        entries = {info.filename: zf.read(info) for info in zf.infolist()}
+    assert {n + "c" for n in names if n.endswith(".py")} == {n for n in names if n.endswith(".pyc")}
+    # bytecode that does not match its source is not used: the source is
+    entries["lagassign/__init__.py"] += b"\nSTALE_CHECK = 1\n"
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(tampered, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+    code = "import lagassign; print(lagassign.STALE_CHECK, lagassign.__file__)"
+    env["PYTHONPATH"] = str(tampered)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "1"
 
 
 def test_work_is_spread_over_enough_tasks():
