@@ -18,7 +18,14 @@ from lagassign.core.results import GroupEvaluation, PairTexts, StrategyResult
 from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
 from lagassign.pipeline.evaluation import evaluate_group_columns, evaluate_group_rows
-from lagassign.tables.evaluations import _ascii_array, evaluation_columns, evaluation_rows, row_columns
+from lagassign.tables.evaluations import (
+    FIELDS,
+    _column_array,
+    _text_array,
+    evaluation_columns,
+    evaluation_rows,
+    row_columns,
+)
 from lagassign.tables.snapshot import column_rows, snapshot_group_columns, snapshot_groups
 from lagassign.tables.synthetic import snapshot_tables
 
@@ -81,16 +88,42 @@ def test_evaluation_columns_are_the_rows_columns() -> None:
     assert evaluation_columns(evaluations) == row_columns(rows)
 
 
-def test_ascii_array_is_pa_array() -> None:
+def test_text_array_is_pa_array() -> None:
     rng = random.Random(5)
     for _ in range(20):
         values = [
             None if rng.random() < 0.2 else "".join(rng.choice('ab{}[]",\\') for _ in range(rng.randrange(9)))
             for _ in range(rng.randrange(40))
         ]
-        assert _ascii_array(values).equals(pa.array(values, type=pa.string()))
-    odd = ["ü", None, "x"]  # not ASCII: pyarrow's own way
-    assert _ascii_array(odd).equals(pa.array(odd, type=pa.string()))
+        assert _text_array(values).equals(pa.array(values, type=pa.string()))
+    for odd in (["ü", None, "x"], ["grüppe-😀", "", None, "x"], [None, None], []):  # UTF-8, empty
+        assert _text_array(odd).equals(pa.array(odd, type=pa.string()))
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate is refused, as pyarrow refuses it
+        _text_array(["\udc80"])
+
+
+def test_column_arrays_are_pa_arrays() -> None:
+    """Every column type of the schema, with and without nulls, equals ``pa.array``'s array."""
+    rng = random.Random(8)
+    makers = {
+        "int32": lambda: rng.randrange(-(2**31), 2**31),
+        "int64": lambda: rng.randrange(-(2**63), 2**63),
+        "float64": lambda: rng.choice([rng.random() * 1e6, 1.0, 0.0, -2.5, 3]),
+        "bool": lambda: rng.random() < 0.5,
+        "string": lambda: rng.choice(["a", "grüppe", "", "x" * 40]),
+    }
+    for kind in sorted({k for _, k in FIELDS}):
+        arrow_type = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64()}.get(
+            kind, pa.bool_() if kind == "bool" else pa.string()
+        )
+        for nulls in (0.0, 0.3, 1.0):
+            for size in (0, 1, 7, 8, 9, 100):
+                values = [None if rng.random() < nulls else makers[kind]() for _ in range(size)]
+                made = _column_array(values, kind)
+                assert made.type == arrow_type
+                assert made.equals(pa.array(values, type=arrow_type)), (kind, values)
+    with pytest.raises(OverflowError):  # out of range is refused, as pyarrow refuses it
+        _column_array([2**31], "int32")
 
 
 def _odd_snapshot(folder: Path) -> Path:

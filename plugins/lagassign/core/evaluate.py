@@ -66,16 +66,21 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     it keeps partitions as they are, also those of a topic their member no longer subscribes
     to, which the next rebalance takes away anyway."""
     topics = group.topics_of
-    assignment = result.assignment or {}
+    texts = group.memo.get(_PAIR_TEXTS)
+    positions = result.positions_on(texts) if texts is not None else None
+    if positions is None:
+        assignment = result.assignment or {}
+        return all(topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in assignment.items())
+    # a result made here (run_strategy): read its partitions' topics off the group's columns,
+    # without making its [topic, partition] pairs
     if (
         group.identical_subscriptions
         and len(group.members[0].topics) == len(group.topic_span)
-        and (texts := group.memo.get(_PAIR_TEXTS)) is not None
-        and result.indexed_on(texts)
-        and topics.keys() >= assignment.keys()
+        and topics.keys() >= positions.keys()
     ):
         return True  # partitions of the group, held by members who all subscribe to each topic
-    return all(topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in assignment.items())
+    topic = group.columns.topics.__getitem__
+    return all(topics[mid].issuperset(map(topic, idx)) for mid, idx in positions.items())
 
 
 @gc_paused

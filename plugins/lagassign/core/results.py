@@ -135,6 +135,11 @@ class StrategyResult:
         then every pair of it is a partition of the group ``texts`` belongs to."""
         return self._layout is not None and self._layout[0] is texts
 
+    def positions_on(self, texts: PairTexts) -> Mapping[str, list[int]] | None:
+        """The assignment as indices into ``texts`` per member (read-only), when ``with_layout``
+        told it so (``indexed_on``); else None."""
+        return self._layout[1] if self._layout is not None and self._layout[0] is texts else None
+
     @property
     def scored(self) -> bool:
         return self.refused is None and self.metrics is not None

@@ -238,12 +238,9 @@ def evaluation_table(evaluations: Sequence[GroupEvaluation]) -> Any:
     import pyarrow as pa
 
     columns = evaluation_columns(evaluations)
-    schema = arrow_schema()
-    arrays = [
-        _ascii_array(values) if name == "result_json" else pa.array(values, type=schema.field(name).type)
-        for name, values in columns.items()
-    ]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    kinds = dict(FIELDS)
+    arrays = [_column_array(values, kinds[name]) for name, values in columns.items()]
+    return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
 
 def write_evaluations(
@@ -273,30 +270,72 @@ def write_evaluations(
 #: a string column's offsets are int32: larger texts are left to pyarrow (which splits them)
 _MAX_STRING_BYTES = 2**31 - 1
 
+#: numpy's type for each numeric Arrow type of ``FIELDS``
+_NUMPY_TYPES = {"int32": "int32", "int64": "int64", "float64": "float64", "bool": "bool"}
 
-def _ascii_array(values: list[str | None]) -> Any:
-    """A pyarrow string array of ASCII texts (and nulls), made from one buffer of them all:
+
+def _column_array(values: list[Any], kind: str) -> Any:
+    """One column of ``FIELDS`` (``kind`` its Arrow type name) as a pyarrow array, made from
+    buffers (``_text_array``, ``_number_array``). ``pa.array`` would give the same array, but its
+    first call in a process imports pandas (to ask whether the values are a pandas object):
+    0.3-0.6 s of CPU in every in-process run and in every Spark worker, for nothing."""
+    if kind == "string":
+        return _text_array(values)
+    return _number_array(values, kind)
+
+
+def _validity(values: list[Any], nulls: int) -> Any:
+    """The validity bitmap of ``values`` (None is null), or None when nothing is null."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not nulls:
+        return None
+    present = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    return pa.py_buffer(np.packbits(present, bitorder="little"))
+
+
+def _number_array(values: list[Any], kind: str) -> Any:
+    """A pyarrow array of Arrow type ``kind`` (int32, int64, float64 or bool) from Python
+    values and None (null). A value out of the type's range raises, as ``pa.array`` would."""
+    import numpy as np
+    import pyarrow as pa
+
+    nulls = values.count(None)
+    plain = [0 if v is None else v for v in values] if nulls else values
+    data = np.array(plain, dtype=_NUMPY_TYPES[kind])
+    if kind == "bool":
+        data = np.packbits(data, bitorder="little")
+    arrow_type = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[kind]
+    return pa.Array.from_buffers(
+        arrow_type, len(values), [_validity(values, nulls), pa.py_buffer(data)], null_count=nulls
+    )
+
+
+def _text_array(values: list[str | None]) -> Any:
+    """A pyarrow string array of texts (and nulls), made from one buffer of them all:
     ``pa.array`` checks and copies each text on its own (results' JSON, 30 KB a group, is
-    ASCII: the encoder escapes everything else)."""
+    ASCII: the encoder escapes everything else; names may be any UTF-8)."""
     import numpy as np
     import pyarrow as pa
 
     texts = [v for v in values if v is not None]
-    data = "".join(texts)
-    if not data.isascii() or len(data) > _MAX_STRING_BYTES:
+    joined = "".join(texts)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        sizes = [0 if v is None else len(v) for v in values]
+    else:
+        # a lone surrogate raises UnicodeEncodeError here, as it does in pa.array
+        encoded = [b"" if v is None else v.encode("utf-8") for v in values]
+        data = b"".join(encoded)
+        sizes = list(map(len, encoded))
+    if len(data) > _MAX_STRING_BYTES:
         return pa.array(values, type=pa.string())
     offsets = np.zeros(len(values) + 1, dtype=np.int32)
-    np.cumsum([0 if v is None else len(v) for v in values], out=offsets[1:])
-    validity = None
-    if len(texts) != len(values):  # error rows: null
-        present = np.array([v is not None for v in values], dtype=bool)
-        validity = pa.py_buffer(np.packbits(present, bitorder="little"))
+    np.cumsum(sizes, out=offsets[1:])
+    nulls = len(values) - len(texts)
     return pa.StringArray.from_buffers(
-        len(values),
-        pa.py_buffer(offsets),
-        pa.py_buffer(data.encode("ascii")),
-        validity,
-        len(values) - len(texts),
+        len(values), pa.py_buffer(offsets), pa.py_buffer(data), _validity(values, nulls), nulls
     )
 
 
