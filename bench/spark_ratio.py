@@ -14,6 +14,12 @@ the 2-core machine.
 
 ``--repeat`` runs both engines that many times, alternating, and reports each pair's ratio
 (the machine is shared: ratios of neighbouring runs are the honest figure).
+
+``--floor`` also runs the job's own tasks (``plan_tasks``, ``run_task``: the same reading,
+evaluating and writing) in two plain Python processes (``multiprocessing``, spawned, so each
+imports the library as a Spark worker does), one task at a time each, the next to whichever
+is free: what two cores do without Spark. Spark's own share of its wall time is the
+difference, and the floor's ratio is the best the Spark job could reach on this machine.
 """
 
 from __future__ import annotations
@@ -123,8 +129,42 @@ def run_spark(
     return read_summary(out), cpu, {role: rss >> 20 for role, rss in sampler.peak_rss.items()}
 
 
+def _floor_task(job: tuple[Any, Any, str, list[str], dict[str, Any]]) -> int:
+    from lagassign.spark.tasks import run_task
+
+    return run_task(*job)["rows"]
+
+
+def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: int = 2) -> float:
+    """Wall seconds of the Spark job's tasks for ``snap`` run by ``processes`` plain Python
+    processes (spawned: each imports the library itself), the next task to whichever is free."""
+    import multiprocessing
+
+    from lagassign.pipeline.evaluation import EvaluationParams as Params
+    from lagassign.spark.tasks import plan_tasks
+    from lagassign.tables.evaluations import EVALUATIONS, clear_output, make_summary, write_summary
+
+    params = Params(str(snap), str(out), tuple(strategies) if strategies else None)
+    t = time.monotonic()
+    plan = plan_tasks(snap, processes)
+    clear_output(out)
+    (out / EVALUATIONS).mkdir()
+    jobs = [(task, plan.files, str(out), params.names(), params.options()) for task in plan.tasks]
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        rows = sum(pool.imap_unordered(_floor_task, jobs, chunksize=1))
+    took = time.monotonic() - t
+    write_summary(out, make_summary("floor", plan.groups, params.names(), [], rows, took))
+    return took
+
+
 def run_pair(
-    snap: Path, strategies: list[str] | None, master: str, label: str, conf: list[str], spark_only: bool
+    snap: Path,
+    strategies: list[str] | None,
+    master: str,
+    label: str,
+    conf: list[str],
+    spark_only: bool,
+    floor: bool = False,
 ) -> dict[str, Any]:
     """One in-process run and one Spark run of the same snapshot: wall and CPU seconds, the
     job's phases, and whether both wrote the same evaluations."""
@@ -139,7 +179,13 @@ def run_pair(
     t = time.monotonic()
     spark, cpu, rss = run_spark(params, spark_out, master, conf)
     spark_s = time.monotonic() - t
+    floor_s = float("nan")
+    floor_out = WORK / f"out-floor-{label}"
+    if floor:
+        floor_s = run_floor(snap, floor_out, strategies)
     return {
+        "floor_s": floor_s,
+        "floor_identical": floor and evaluations(floor_out) == evaluations(local_out),
         "groups": spark["groups"],
         "local_s": local_s,
         "local_cpu": local_cpu,
@@ -166,6 +212,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--spark-only", action="store_true", help="reuse an earlier in-process output; time Spark only"
     )
+    parser.add_argument(
+        "--floor", action="store_true", help="also time the job's tasks in two plain Python processes"
+    )
     args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
@@ -176,7 +225,13 @@ def main(argv: list[str]) -> int:
     results = []
     for i in range(args.repeat):
         r = run_pair(
-            snap, strategies, args.master, f"{args.groups}-{args.seed}-{i}", args.conf, args.spark_only
+            snap,
+            strategies,
+            args.master,
+            f"{args.groups}-{args.seed}-{i}",
+            args.conf,
+            args.spark_only,
+            args.floor,
         )
         results.append(r)
         phases = " ".join(f"{k}={v:g}" for k, v in r["phases"].items())
@@ -191,6 +246,13 @@ def main(argv: list[str]) -> int:
             f"ratio {r['ratio']:.2f}; identical: {r['identical']}; load average {r['load']:.1f}",
             flush=True,
         )
+        if args.floor:
+            print(
+                f"  floor (the same tasks in two plain Python processes): {r['floor_s']:.1f} s wall, "
+                f"ratio {r['floor_s'] / r['local_s'] if r['local_s'] else float('nan'):.2f}; Spark's own "
+                f"share {r['spark_s'] - r['floor_s']:.1f} s; identical: {r['floor_identical']}",
+                flush=True,
+            )
     best = min(r["ratio"] for r in results)
     ratios = ", ".join(f"{r['ratio']:.2f}" for r in results)
     ok = all(r["identical"] for r in results) and best <= GOAL

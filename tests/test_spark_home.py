@@ -7,9 +7,11 @@ Whether the workers then import pyspark from site-packages is checked on a real 
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 from lagassign.spark.home import LINKED, job_spark_home, pyspark_home
-from lagassign.spark.submit import spark_env
+from lagassign.spark.submit import JVM_OPTIONS, spark_env
 
 
 def test_the_home_links_pysparks_scripts_and_jars_and_has_no_python_zips(tmp_path):
@@ -41,3 +43,25 @@ def test_spark_env_sets_the_home_unless_the_environment_has_one(monkeypatch, tmp
     monkeypatch.setenv("SPARK_HOME", "/opt/spark")
     assert spark_env()["SPARK_HOME"] == "/opt/spark"
     assert os.environ["SPARK_HOME"] == "/opt/spark"
+
+
+def test_the_launcher_jvm_gets_the_job_options(monkeypatch, tmp_path):
+    """spark-submit's launcher JVM (spark-class's ``launcher.Main``) takes SPARK_LAUNCHER_OPTS:
+    spark_env sets it to the job's JVM options, unless the environment has its own. A real
+    spark-class, given an option no JVM knows, fails in that launcher: the variable reaches it."""
+    monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
+    env = spark_env()
+    assert env["SPARK_LAUNCHER_OPTS"] == JVM_OPTIONS
+    monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "-Xmx64m")
+    assert spark_env()["SPARK_LAUNCHER_OPTS"] == "-Xmx64m"
+    spark_class = Path(env["SPARK_HOME"], "bin", "spark-class")
+    run = {**os.environ, **env, "SPARK_LAUNCHER_OPTS": "-XX:+NoSuchLagassignOption"}
+    done = subprocess.run(
+        [str(spark_class), "org.apache.spark.deploy.SparkSubmit", "--version"],
+        env=run,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "NoSuchLagassignOption" in done.stdout + done.stderr

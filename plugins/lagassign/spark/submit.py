@@ -11,6 +11,7 @@ pieces from ``spark_submit_settings``):
 * env: JAVA_HOME, PYSPARK_PYTHON / PYSPARK_DRIVER_PYTHON (this venv's python: spark-submit
   from a venv fails without them), SPARK_HOME (``lagassign.spark.home``: pyspark's, without the
   zips every Python would compile pyspark from; one set in the environment is kept),
+  SPARK_LAUNCHER_OPTS (``JVM_OPTIONS`` for spark-submit's launcher JVM, unless set),
   SPARK_LOCAL_IP=127.0.0.1 for local masters only;
 * conf: no UI, log level WARN.
 
@@ -149,6 +150,9 @@ def spark_env(master: str | None = None) -> dict[str, str]:
         or (JAVA_HOME if Path(JAVA_HOME).is_dir() else os.environ.get("JAVA_HOME", "")),
         "PYSPARK_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
         "PYSPARK_DRIVER_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
+        # spark-submit first runs a small JVM (``launcher.Main``) that only prints the driver's
+        # command: with the job's JVM options it takes 0.17 s instead of 0.27 s
+        "SPARK_LAUNCHER_OPTS": os.environ.get("SPARK_LAUNCHER_OPTS") or JVM_OPTIONS,
     }
     if _is_local(master):
         env["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
