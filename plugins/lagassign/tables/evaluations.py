@@ -251,7 +251,6 @@ def write_evaluations(
 ) -> dict[str, Any]:
     """Write evaluations (``evaluate_snapshot``'s output) as OUT/evaluations.parquet and
     OUT/summary.json (engine "local"), replacing what was there; returns the summary."""
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     evaluations = list(evaluations)
@@ -259,7 +258,8 @@ def write_evaluations(
     table = evaluation_table(evaluations)
     (out / EVALUATIONS).mkdir()
     pq.write_table(table, out / EVALUATIONS / "part-00000.parquet")
-    names = pc.unique(table.column("strategy")).drop_null().to_pylist()  # in order of first row
+    # the strategies in the order of their first row (without pyarrow.compute: 0.1 s to import)
+    names = list(dict.fromkeys(r.strategy for ev in evaluations for r in ev.results))
     failures = [{"group": ev.group, "error": ev.error} for ev in evaluations if ev.error is not None]
     rows = table.num_rows
     summary = make_summary("local", len(evaluations), names, failures, rows, seconds, **extra)
