@@ -105,7 +105,7 @@ def evaluate_group(
         group.group,
         tuple(results),
         len(group.members),
-        len(group.assignable),
+        len(group.assignable_index),  # a count: no TopicPartition made for it
         best.strategy if best else None,
         bound,
     )
