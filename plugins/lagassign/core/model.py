@@ -505,8 +505,14 @@ class GroupSnapshot:
     def owned_index(self) -> list[list[int | None]]:
         """Per member index, the indices of the partitions it owns now, ascending (None for
         a partition the group does not list)."""
-        positions = self.columns.positions
-        return [positions(m.owned) for m in self.members]
+        # one lookup for every member's pairs (a call per member cost more than its work)
+        found = self.columns.positions(list(chain.from_iterable(m.owned for m in self.members)))
+        out = []
+        at = 0
+        for m in self.members:
+            out.append(found[at : at + len(m.owned)])
+            at += len(m.owned)
+        return out
 
     @_cached
     def owner_index(self) -> list[int]:
@@ -522,7 +528,7 @@ class GroupSnapshot:
     def owned_by(self) -> dict[str, frozenset[int]]:
         """Member id -> the indices of the partitions it owns now (those the group lists)."""
         return {
-            mid: frozenset(i for i in idx if i is not None)
+            mid: frozenset(idx) if None not in idx else frozenset(i for i in idx if i is not None)
             for mid, idx in zip(self.member_ids, self.owned_index, strict=True)
             if idx
         }
