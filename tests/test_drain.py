@@ -384,12 +384,12 @@ def test_the_heavy_partition_bound_never_passes_the_optimum_and_closes_the_hot_p
 
 
 def test_the_pool_bound_of_mixed_subscriptions_is_a_bound_and_sees_a_crowded_topic():
-    """``pool_bound``: lag of topics that only some members read drains through them alone. It
+    """``readers_drain_bound``: lag of topics that only some members read drains through them alone. It
     never passes the enumerated optimum, and on a topic read by one slow member it is that
     member's time where the metrics' bound sees one partition at a time."""
     import random
 
-    from lagassign.core.strategies.drain_optimal import pool_bound, proportional_lower_bound
+    from lagassign.core.strategies.drain_optimal import proportional_lower_bound, readers_drain_bound
 
     rnd = random.Random(5)
     for _ in range(8):
@@ -403,7 +403,7 @@ def test_the_pool_bound_of_mixed_subscriptions_is_a_bound_and_sees_a_crowded_top
         case["members"][2]["topics"] = ["b"]
         group = parse_case(case)
         optimum = _best_under_count_rules(group)
-        assert pool_bound(group) <= optimum * (1 + 1e-9)
+        assert readers_drain_bound(group) <= optimum * (1 + 1e-9)
         assert proportional_lower_bound(group) <= optimum * (1 + 1e-9)
     crowded = {
         "group": "g",
@@ -419,6 +419,6 @@ def test_the_pool_bound_of_mixed_subscriptions_is_a_bound_and_sees_a_crowded_top
     }
     group = parse_case(crowded)
     assert lower_bound_catch_up(group) == pytest.approx(500 / 10)  # one partition on its reader
-    assert pool_bound(group) == pytest.approx(1_000 / 10)
+    assert readers_drain_bound(group) == pytest.approx(1_000 / 10)
     plan = get_strategy("drain-optimal").assign(group)
     assert max(member_times(group, plan.members).values()) == pytest.approx(100.0)

@@ -87,7 +87,7 @@ def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> f
     least the partitions the others have no room for, and at best the lightest ones, so
     T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
     the heaviest partitions' best placement with every member topped up to its fewest
-    (``drain_exact.heavy_bound``); with mixed subscriptions, ``pool_bound`` too. ``upper``,
+    (``drain_exact.heavy_bound``); with mixed subscriptions, ``readers_drain_bound`` too. ``upper``,
     the time of a plan in hand, lets that search stop early (the bound is then at most it).
     """
     bound = lower_bound_catch_up(group)
@@ -96,7 +96,7 @@ def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> f
     if group.identical_subscriptions:
         counts = proportional_counts(group)
     else:
-        bound = max(bound, pool_bound(group))
+        bound = max(bound, readers_drain_bound(group))
         counts = {mid: (0, len(group.assignable)) for mid in group.member_ids}
     lags = sorted(group.lag[tp] for tp in group.assignable)
     rates = sorted(inflow(group)[tp] for tp in group.assignable)
@@ -121,7 +121,7 @@ def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> f
     return min(bound, upper)
 
 
-def pool_bound(group: GroupSnapshot) -> float:
+def readers_drain_bound(group: GroupSnapshot) -> float:
     """With mixed subscriptions: the partitions of the topics only members M read must drain
     through M alone, T >= their lag / (capacity of M - their inflow), for M the readers of
     one topic or of two topics together (every topic whose readers are all in M counts)."""
@@ -537,4 +537,4 @@ def _send_home(layout: _Layout) -> None:
             layout.put(tp, owner)
 
 
-__all__ = ["DrainOptimalStrategy", "pool_bound", "proportional_counts", "proportional_lower_bound"]
+__all__ = ["DrainOptimalStrategy", "proportional_counts", "proportional_lower_bound", "readers_drain_bound"]
