@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from itertools import chain, repeat
 from operator import add, eq, itemgetter
-from typing import Any, Generic, NamedTuple, Self, TypeVar, overload
+from typing import Any, Generic, NamedTuple, Self, TypeVar, cast, overload
 
 import numpy as np
 
@@ -528,7 +528,9 @@ class GroupSnapshot:
     def owned_by(self) -> dict[str, frozenset[int]]:
         """Member id -> the indices of the partitions it owns now (those the group lists)."""
         return {
-            mid: frozenset(idx) if None not in idx else frozenset(i for i in idx if i is not None)
+            mid: frozenset(cast(list[int], idx))
+            if None not in idx
+            else frozenset(i for i in idx if i is not None)
             for mid, idx in zip(self.member_ids, self.owned_index, strict=True)
             if idx
         }
