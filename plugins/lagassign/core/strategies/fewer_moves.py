@@ -59,8 +59,12 @@ Steps = list[tuple[TopicPartition, str]]
 Choices = dict[int, dict[str, tuple[int, TopicPartition]]]
 #: a square matrix of integers as lists (item access on lists is much cheaper than numpy's)
 Matrix = list[list[int]]
+#: one giver's ways to carry out its cheapest hand-over to a taker (by index), as steps:
+#: filled in as chains ask for them (``_variants``)
+Options = dict[int, list[tuple[TopicPartition, str]]]
 #: one giver's hand-overs: what it held (in order) when they were worked, their costs, choices
-GiverEdges = tuple[tuple[TopicPartition, ...], list[int], Choices]
+#: and the options worked from them so far
+GiverEdges = tuple[tuple[TopicPartition, ...], list[int], Choices, Options]
 #: every giver's hand-overs, by the giver's index
 AllChoices = list[Choices]
 #: per set of topics (as subscriber sets) a member holds, the most partitions it can hold
@@ -123,6 +127,34 @@ class _State:
             del mine[tp]
             mine[tp] = None
             version[mid] += 1
+
+    def attempt(self, steps: Steps, touched: set[str]) -> bool:
+        """Carry out a chain if the condition holds after it (``balanced_around(touched)``), else
+        leave only its trace (``tried``): what ``apply``, the check and ``undo`` leave, but the
+        check reads only counts, so a failing chain moves no partition there and back."""
+        owner, count, topics = self.owner, self.count, self.topics
+        moves = [(tp, owner[tp], to) for tp, to in steps]
+        for tp, frm, to in moves:  # as ``undo`` counts them, creating the takers' topic entries
+            count[frm] -= 1
+            count[to] += 1
+            topics[frm][tp.topic] -= 1
+            topics[to][tp.topic] += 1
+        if self.balanced_around(touched):
+            held, version = self.held, self.version
+            for tp, frm, to in moves:
+                del held[frm][tp]
+                held[to][tp] = None
+                owner[tp] = to
+                version[frm] += 1
+                version[to] += 1
+            return True
+        for tp, frm, to in moves:
+            count[frm] += 1
+            count[to] -= 1
+            topics[frm][tp.topic] += 1
+            topics[to][tp.topic] -= 1
+        self.tried(steps)
+        return False
 
     def balanced_around(self, touched: set[str]) -> bool:
         """The condition, given that it held before only ``touched`` members changed."""
@@ -228,12 +260,14 @@ def _rack_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Ch
     return row, choices
 
 
-def _edges(state: _State, scope: _Scope) -> tuple[Matrix, AllChoices]:
+def _edges(state: _State, scope: _Scope) -> tuple[Matrix, AllChoices, list[Options]]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
-    best partition for it (which topics a member ends up holding decides the balance condition).
-    A giver's hand-overs are reworked only when what it holds changed (``_Scope.givers``)."""
+    best partition for it (which topics a member ends up holding decides the balance condition),
+    with each giver's options (``_variants``). A giver's hand-overs are reworked only when what
+    it holds changed (``_Scope.givers``)."""
     cost: Matrix = []
     choices: AllChoices = []
+    options: list[Options] = []
     known = scope.givers
     seen = scope.seen
     held = state.held
@@ -245,10 +279,11 @@ def _edges(state: _State, scope: _Scope) -> tuple[Matrix, AllChoices]:
             key = tuple(held[giver])
             if edges is None or edges[0] != key:
                 work = _rack_edges if state.racks else _giver_edges
-                edges = known[giver] = (key, *work(state, scope, giver))
+                edges = known[giver] = (key, *work(state, scope, giver), {})
         cost.append(edges[1])
         choices.append(edges[2])
-    return cost, choices
+        options.append(edges[3])
+    return cost, choices, options
 
 
 def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], Choices]:
@@ -360,16 +395,24 @@ def _cost(path: list[int], cost: Matrix) -> int:
     return sum(cost[a][b] for a, b in itertools.pairwise(path))
 
 
-def _variants(path: list[int], cost: Matrix, choices: AllChoices, ids: list[str]) -> list[Steps]:
-    """The ways to carry out a chain at its cost: one partition per hand-over, topics varying."""
-    options = []
+def _variants(
+    path: list[int], cost: Matrix, choices: AllChoices, options: list[Options], ids: list[str]
+) -> list[Steps]:
+    """The ways to carry out a chain at its cost: one partition per hand-over, topics varying.
+    Each hand-over's ways are worked once per state of its giver (``options``): chains tried
+    one after another share most of their hand-overs."""
+    hops = []
     for a, b in itertools.pairwise(path):
-        per_topic = choices[a].get(b)
-        if per_topic is None:
-            return []  # no hand-over there (a path bent by a negative cycle's distances)
-        at, taker = cost[a][b], ids[b]
-        options.append([(tp, taker) for c, tp in per_topic.values() if c == at])
-    combos = itertools.islice(itertools.product(*options), _CHOICES_PER_CHAIN)
+        mine = options[a]
+        hop = mine.get(b)
+        if hop is None:
+            per_topic = choices[a].get(b)
+            if per_topic is None:
+                return []  # no hand-over there (a path bent by a negative cycle's distances)
+            at, taker = cost[a][b], ids[b]
+            hop = mine[b] = [(tp, taker) for c, tp in per_topic.values() if c == at]
+        hops.append(hop)
+    combos = itertools.islice(itertools.product(*hops), _CHOICES_PER_CHAIN)
     if len(set(path)) >= len(path) - 1:  # givers all differ (only the end may be the start)
         return list(map(list, combos))  # so do the partitions they give
     return [list(combo) for combo in combos if len({tp for tp, _ in combo}) == len(combo)]
@@ -381,7 +424,7 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
     unless ``below`` is 0); with ``two_steps``, one pair of chains costing less than zero in all.
     Return their cost (None when there is none)."""
     ids = scope.ids
-    cost, choices = _edges(state, scope)
+    cost, choices, options = _edges(state, scope)
     dist, nxt = scope.shortest(cost)
     tried = 0
     total = 0
@@ -403,17 +446,15 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
             touched = {ids[i] for i in path}
             if touched & busy:
                 continue
-            for steps in _variants(path, cost, choices, ids):
-                undo = state.apply(steps)
-                if state.balanced_around(touched):
+            for steps in _variants(path, cost, choices, options, ids):
+                if state.attempt(steps, touched):
                     if below:
                         return gain
                     total += gain
                     busy |= touched
                     break
-                state.undo(undo)
             continue
-        variants = _variants(path, cost, choices, ids) if gain < slack else []
+        variants = _variants(path, cost, choices, options, ids) if gain < slack else []
         if variants:
             tried += 1
             undo = state.apply(variants[0])
@@ -452,7 +493,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
         return _improve(state, scope, False, below)
     group = state.group
     ids, index = scope.ids, scope.index
-    cost, choices = _edges(state, scope)
+    cost, choices, options = _edges(state, scope)
     dist, nxt = scope.shortest(cost)
     chains: list[tuple[int, list[int], str | None]] = []
     for full, topic, empty in breaches[:4]:
@@ -479,7 +520,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
         touched = {ids[i] for i in path}
         # a breach between members the chain does not touch stays, whatever its way
         hopeless = any(f not in touched and e not in touched for f, _, e in breaches)
-        for steps in _variants(path, cost, choices, ids):
+        for steps in _variants(path, cost, choices, options, ids):
             if swap is not None:
                 steps[0] = (choices[path[0]][path[1]][swap][1], ids[path[1]])
                 if len({tp for tp, _ in steps}) != len(steps):
@@ -487,10 +528,8 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
             if hopeless:
                 state.tried(steps)
                 continue
-            undo = state.apply(steps)
-            if state.balanced_around(touched):  # the breaches all touch it: the whole condition
+            if state.attempt(steps, touched):  # the breaches all touch it: the whole condition
                 return gain
-            state.undo(undo)
     return None
 
 
