@@ -55,6 +55,8 @@ _BOUND_ROUNDS = 4
 _BOUND_CLASSES = 5
 
 Steps = list[tuple[TopicPartition, str]]
+#: a breach of the balance condition: (fuller member, topic, emptier member)
+Breach = tuple[str, str, str]
 #: one giver's hand-overs: per taker (by index), per topic the cost and best partition
 Choices = dict[int, dict[str, tuple[int, TopicPartition]]]
 #: a square matrix of integers as lists (item access on lists is much cheaper than numpy's)
@@ -84,6 +86,9 @@ class _State:
         self.count = {mid: len(tps) for mid, tps in held.items()}
         self.topics = {mid: Counter(tp.topic for tp in tps) for mid, tps in held.items()}
         self.rack = {m.id: m.rack for m in group.members}
+        before = group.owner
+        #: per partition, its topic and previous owner (read per partition by ``_giver_edges``)
+        self.info = {tp: (tp.topic, before.get(tp)) for tp in self.owner}
         self.least: dict[str, int] = {}
         self.most: dict[str, int] = {}
         #: per member, the most it can hold per set of topics it holds (``_count_ranges``)
@@ -290,16 +295,16 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
     """One giver's row of ``_edges`` and its choices, without racks. Per topic held: a
     partition returning to the taker costs -1, one that is not the giver's own costs 0, and
     the giver's own cost +1."""
-    before = state.group.owner
+    info = state.info
     row = [_INF] * len(scope.ids)
     # per topic held, in order of first sight: its last own partition, its last other one,
     # and per previous owner the first partition that would return to it
     seen: dict[str, list[Any]] = {}
     for tp in state.held[giver]:
-        prev = before.get(tp)
-        found = seen.get(tp.topic)
+        topic, prev = info[tp]
+        found = seen.get(topic)
         if found is None:
-            found = seen[tp.topic] = [None, None, {}]
+            found = seen[topic] = [None, None, {}]
         if prev == giver:
             found[0] = tp
         else:
@@ -392,7 +397,12 @@ def _candidates(dist: Matrix, below: int) -> list[tuple[int, int, int]]:
 
 def _cost(path: list[int], cost: Matrix) -> int:
     """A chain's real cost (with a negative cycle about it may differ from ``dist``)."""
-    return sum(cost[a][b] for a, b in itertools.pairwise(path))
+    total = 0
+    a = path[0]
+    for b in path[1:]:  # a plain loop: chains are short, a generator's overhead is not
+        total += cost[a][b]
+        a = b
+    return total
 
 
 def _variants(
@@ -465,10 +475,10 @@ def _improve(state: _State, scope: _Scope, two_steps: bool, below: int = 0) -> i
     return total or None
 
 
-def _violations(state: _State) -> list[tuple[str, str, str]]:
+def _violations(state: _State) -> list[Breach]:
     """(fuller member, topic, emptier member) for every breach of the balance condition."""
     count = state.count
-    found: list[tuple[str, str, str]] = []
+    found: list[Breach] = []
     low = min(count.values())
     if max(count.values()) <= low + 1:
         return found  # counts within one: no breach
@@ -518,8 +528,7 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
         if gain >= below:
             continue
         touched = {ids[i] for i in path}
-        # a breach between members the chain does not touch stays, whatever its way
-        hopeless = any(f not in touched and e not in touched for f, _, e in breaches)
+        hopeless = _stays(state, breaches, touched, ids[path[0]], ids[path[-1]])
         for steps in _variants(path, cost, choices, options, ids):
             if swap is not None:
                 steps[0] = (choices[path[0]][path[1]][swap][1], ids[path[1]])
@@ -531,6 +540,28 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
             if state.attempt(steps, touched):  # the breaches all touch it: the whole condition
                 return gain
     return None
+
+
+def _stays(state: _State, breaches: list[Breach], touched: set[str], start: str, end: str) -> bool:
+    """Whether some breach outlasts every way of carrying out a chain from ``start`` to ``end``
+    through ``touched``: one between members it does not touch, or one whose fuller member
+    keeps 2+ more than the emptier one and still holds the topic (it holds 2+ of it and gives
+    at most one, or gives none: it is not in the chain, or only as its end). The balance check
+    of each way would fail on it (``balanced_around`` sees every breach of a touched member)."""
+    count, topics = state.count, state.topics
+    moves = start != end
+    for full, topic, empty in breaches:
+        if full not in touched:
+            if empty not in touched:
+                return True
+        elif topics[full][topic] < 2 and (full != end or not moves):
+            continue  # it may give its last partition of the topic away
+        gap = count[full] - count[empty]
+        if moves:
+            gap += (full == end) - (full == start) + (empty == start) - (empty == end)
+        if gap >= 2:
+            return True
+    return False
 
 
 def _can_gain(state: _State, scope: _Scope) -> bool:
