@@ -338,15 +338,17 @@ def _shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
     if n <= _PLAIN_FLOYD:
         return _shortest_plain(costs)
     dist = np.array(costs, dtype=np.int64)
-    nxt = np.tile(np.arange(n), (n, 1))
+    nxt = np.empty_like(dist)
+    nxt[:] = np.arange(n)
     through = np.empty_like(dist)
     better = np.empty(dist.shape, dtype=bool)
+    # copied where better even when nowhere is: at these sizes a call costs more than its
+    # elements, and ``better.any()`` is a call
     for k in range(n):
         np.add(dist[:, k, None], dist[k], out=through)
         np.less(through, dist, out=better)
-        if better.any():
-            np.copyto(dist, through, where=better)
-            np.copyto(nxt, nxt[:, k, None], where=better)
+        np.copyto(dist, through, where=better)
+        np.copyto(nxt, nxt[:, k, None], where=better)
     return dist.tolist(), nxt.tolist()
 
 
