@@ -172,3 +172,67 @@ def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
             patch.setattr(fm, "_most_kept", lambda state: None)
             slow = run(group)
         assert fast == slow
+
+
+def _random_chain(rnd, state, group):
+    """A chain of hand-overs as the search makes them: distinct givers (the end may be the
+    start), each giving one of its partitions of a topic the next member subscribes to."""
+    path = [rnd.choice(group.member_ids)]
+    steps = []
+    for _ in range(rnd.randint(1, 4)):
+        giver = path[-1]
+        options = [
+            (tp, taker)
+            for tp in state.held[giver]
+            for taker in group.subscribers[tp.topic]
+            if taker != giver and taker not in path[1:] and all(tp != t for t, _ in steps)
+        ]
+        if not options:
+            break
+        tp, taker = rnd.choice(options)
+        steps.append((tp, taker))
+        path.append(taker)
+        if taker == path[0]:
+            break
+    return path, steps
+
+
+def test_a_chain_tried_leaves_what_apply_check_and_undo_leave():
+    """``attempt`` (the check on counts only, then the chain or its trace) and ``_stays`` (a
+    breach no way of the chain mends) decide as carrying the chain out, checking the balance
+    condition and undoing it would, and leave the same holdings in the same order."""
+    import copy
+    import random
+
+    from lagassign.core.strategies.fewer_moves import _State, _stays, _violations
+
+    rnd = random.Random(5)
+    checked = stays = 0
+    for _ in range(600):
+        group = parse_case(_tiny_mixed_case(rnd))
+        layout = {mid: [] for mid in group.member_ids}
+        for tp in group.assignable:  # any layout, balanced or not: breaches are the point
+            layout[rnd.choice(group.subscribers[tp.topic])].append(tp)
+        state = _State(group, layout, False)
+        path, steps = _random_chain(rnd, state, group)
+        if not steps:
+            continue
+        touched = set(path)
+        breaches = _violations(state)
+        other = copy.deepcopy(state)
+        undo = other.apply(steps)
+        balanced = other.balanced_around(touched)
+        if not balanced:
+            other.undo(undo)
+        # the search checks only chains that touch every breach (the others it never checks)
+        reached = breaches and all(f in touched or e in touched for f, _, e in breaches)
+        if reached and _stays(state, breaches, touched, path[0], path[-1]):
+            stays += 1
+            assert not balanced
+        assert state.attempt(steps, touched) == balanced
+        for mid in group.member_ids:
+            assert list(state.held[mid]) == list(other.held[mid])
+            assert list(state.topics[mid].items()) == list(other.topics[mid].items())
+        assert state.count == other.count and state.owner == other.owner
+        checked += 1
+    assert checked > 300 and stays > 20
