@@ -342,22 +342,49 @@ class Search:
             arr = self._arrays[mid] = np.fromiter(lags, np.int64, len(lags))
         return arr
 
-    def _candidates_small(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
-        """Every hand-over and swap between two members with few partitions, in plain Python."""
+    def _best_small(self, heavy: str, light: str, gap: int, half: float) -> tuple[Held, Held | None] | None:
+        """``_best_exchange`` between two members with few partitions, in plain Python and one
+        pass: every hand-over with lag in (0, gap), then every swap with 0 < p - q < gap (by
+        heavy, then light partition); the first allowed one with the smallest (distance, moves).
+
+        That is the choice of listing them all, sorting by (distance, kind) (stable) and taking
+        the first of the smallest (distance, moves): the listing order already puts hand-overs
+        (kind 0) first. Only a candidate at most as far as the best so far can win, so only
+        those are checked; their moves as ``_allowed`` counts them, inline where every member
+        may receive every partition (then only ``max_moves`` forbids an exchange).
+        """
         h_list, l_list = self.held[heavy], self.held[light]
         h_lags = self.lags_of[heavy]
-        out: list[Candidate] = []
+        allowed = None if self._receives_all else self._allowed
+        owner = self.before.get
+        # moves an exchange may add; no cap: more than any exchange adds (two)
+        room = 3 if self.max_moves is None else self.max_moves - self.moves
+        best: tuple[Held, Held | None] | None = None
+        best_dist, best_cost = float("inf"), 0
         if self._may_hand_over(heavy, light):
-            # the heavy partitions with lag in (0, gap), in its order
-            hands = h_list[bisect_right(h_lags, 0) : bisect_left(h_lags, gap)]
-            out += [(abs(p[0] - half), 0, p, None) for p in hands]
+            for i in range(bisect_right(h_lags, 0), bisect_left(h_lags, gap)):
+                dist = abs(h_lags[i] - half)
+                if dist > best_dist:
+                    continue
+                p = h_list[i]
+                if allowed is None:
+                    ob = owner(p[1])
+                    cost = 0 if ob is None else (light != ob) - (heavy != ob)
+                    if cost > room:
+                        continue
+                else:
+                    cost = allowed(heavy, light, p, None)
+                    if cost is None:
+                        continue
+                if best is None or dist < best_dist or cost < best_cost:
+                    best, best_dist, best_cost = (p, None), dist, cost
         if not l_list:
-            return out
+            return best
         l_lags = self.lags_of[light]
         # only heavy lags in (smallest, largest + gap) have a light one below them in the gap
         first, stop = bisect_right(h_lags, l_lags[0]), bisect_left(h_lags, l_lags[-1] + gap)
         if first >= stop:
-            return out
+            return best
         n_light = len(l_lags)
         below = bisect_left(l_lags, h_lags[first])  # first light lag not below the heavy one
         for i in range(first, stop):
@@ -368,10 +395,26 @@ class Search:
                 continue  # even the nearest light lag below is a gap or more away
             # the light partitions q with 0 < p - q < gap: lags in [p - gap + 1, p - 1], a
             # slice of the sorted list, in its order
-            p = h_list[i]
-            for q in l_list[bisect_left(l_lags, lg - gap + 1, 0, below) : below]:
-                out.append((abs(lg - q[0] - half), 1, p, q))
-        return out
+            for j in range(bisect_left(l_lags, lg - gap + 1, 0, below), below):
+                dist = abs(lg - l_lags[j] - half)
+                if dist > best_dist:
+                    continue
+                p, q = h_list[i], l_list[j]
+                if allowed is None:
+                    ob = owner(p[1])
+                    cost = 0 if ob is None else (light != ob) - (heavy != ob)
+                    ob = owner(q[1])
+                    if ob is not None:
+                        cost += (heavy != ob) - (light != ob)
+                    if cost > room:
+                        continue
+                else:
+                    cost = allowed(heavy, light, p, q)
+                    if cost is None:
+                        continue
+                if best is None or dist < best_dist or cost < best_cost:
+                    best, best_dist, best_cost = (p, q), dist, cost
+        return best
 
     def _candidates_numpy(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
         """The few most promising exchanges between two large members, scored with numpy: the
@@ -416,13 +459,12 @@ class Search:
         half = gap / 2
         n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
         if n_heavy * (n_light + 1) <= _SMALL:
-            options = self._candidates_small(heavy, light, gap, half)
-        else:
-            if n_heavy + n_light <= _PYTHON_DECIDES and self._float_exact:
-                decided, choice = self._decide_python(heavy, light, gap, half)
-                if decided:
-                    return choice
-            options = self._candidates_numpy(heavy, light, gap, half)
+            return self._best_small(heavy, light, gap, half)
+        if n_heavy + n_light <= _PYTHON_DECIDES and self._float_exact:
+            decided, choice = self._decide_python(heavy, light, gap, half)
+            if decided:
+                return choice
+        options = self._candidates_numpy(heavy, light, gap, half)
         if not options:
             return None
         if len(options) > 1:
@@ -976,6 +1018,11 @@ class Search:
         get = before.get
         away = {m: [q for q in h if get(q[1]) != m] for m, h in held.items()}
         may_hand_over, allowed, apply = self._may_hand_over, self._allowed, self._apply
+        # Sending p home saves its move, and a q that comes back costs none (it is away from
+        # home where it is): every exchange here lowers the moves. So where every member may
+        # receive every partition (``_receives_all``) and the moves are within ``max_moves``
+        # (they only fall here), ``_allowed`` would allow each one: it is not asked.
+        free = self._receives_all and (self.max_moves is None or self.moves <= self.max_moves)
         for mid in sorted(held):
             # the member's displaced partitions, as its list reads when the loop gets here; of
             # these only the one at hand leaves ``mid`` (what it gets back is not in the list)
@@ -987,7 +1034,7 @@ class Search:
                     lo <= keeps
                     and gives <= hi
                     and may_hand_over(mid, home)
-                    and allowed(mid, home, p, None) is not None
+                    and (free or allowed(mid, home, p, None) is not None)
                 ):
                     apply(mid, home, p, None)
                     away[mid].remove(p)
@@ -1008,7 +1055,7 @@ class Search:
                 k = bisect_left(home_away, (low_q,))
                 while k < len(home_away) and home_away[k][0] <= high_q:
                     q = home_away[k]
-                    cost = allowed(mid, home, p, q)
+                    cost = -1 if free else allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
                         apply(mid, home, p, q)
                         away[mid].remove(p)
