@@ -508,21 +508,34 @@ class Search:
             swaps: list[tuple[float, int, int, int]] = []
             # only lags in (smallest, largest + gap) have a light partition below them in the gap
             first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
-            # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag
-            at = bisect_left(l_lags, h_lags[first] - half) if first < stop else 0
+            # Heavy lags with every light lag at or above lg - half pair only with the smallest
+            # light partition (a pair twice), at a distance half - (lg - smallest) that falls
+            # as the lag grows: of those only the last 7 (14 entries) and any as near as the
+            # 7th can be among the 13 nearest swaps, all that ``_nearest`` reads (at 8 or more
+            # of them there are more than 12 swaps with or without the others).
+            low = bisect_left(h_lags, True, first, stop, key=lambda lg: smallest < lg - half)
+            start = first
+            if low - first > 7:
+                start = low - 7
+                seventh = half - (h_lags[start] - smallest)
+                while start > first and half - (h_lags[start - 1] - smallest) <= seventh:
+                    start -= 1
+            for i in range(start, low):
+                d = h_lags[i] - smallest
+                if d > 0:
+                    swaps += ((half - d, 1, i, 0), (half - d, 1, i, 0))
+            # bisect_left(l_lags, lag - half) for each heavy lag: it only grows with the lag (and
+            # is at least 1 from ``low`` on)
+            at = bisect_left(l_lags, h_lags[low] - half) if low < stop else 0
             # The light lag just below lg - half leaves d > half > 0, the one at or above it
             # d <= half < gap: one test each. Distances |d - half| as exact differences (all
-            # values below 2**53). At either end both are the same partition, a pair twice.
-            for i in range(first, stop):
+            # values below 2**53). At the top end both are the same partition, a pair twice.
+            for i in range(low, stop):
                 lg = h_lags[i]
                 t = lg - half
                 while at <= last and l_lags[at] < t:
                     at += 1
-                if not at:  # every light lag is at or above lg - half
-                    d = lg - l_lags[0]
-                    if d > 0:
-                        swaps += ((half - d, 1, i, 0), (half - d, 1, i, 0))
-                elif at > last:  # every light lag is below lg - half
+                if at > last:  # every light lag is below lg - half
                     d = lg - l_lags[last]
                     if d < gap:
                         swaps += ((d - half, 1, i, last), (d - half, 1, i, last))
