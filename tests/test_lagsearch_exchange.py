@@ -75,6 +75,25 @@ def test_a_whole_search_ends_as_with_numpy_alone(seed, monkeypatch):
     assert ends[0] == ends[1]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_large_members_search_ends_as_with_numpy_alone(seed, monkeypatch):
+    """Members of up to 200 partitions each: decided in plain Python first, as numpy ends."""
+    rng = random.Random(700 + seed)
+    members = rng.randint(2, 3)
+    group = _group(
+        rng, members, members * rng.randint(100, 200), rng.choice([40, 1000, 10**6]), seed % 2 == 0
+    )
+    layout = _layout(rng, group)
+    ties = {m: m.encode() for m in group.member_ids}
+    ends = []
+    for decides in (lagsearch._PYTHON_DECIDES, -1):
+        monkeypatch.setattr(lagsearch, "_PYTHON_DECIDES", decides)
+        search = Search(group, {m: list(idx) for m, idx in layout.items()}, None, ties)
+        search.run(0)
+        ends.append((search.layout_index(), search.moves, search.attempts))
+    assert ends[0] == ends[1]
+
+
 def test_python_decides_most_exchanges_of_a_search():
     """Ties are left to numpy, but they are rare: the plain Python path is the common one."""
     rng = random.Random(5)
