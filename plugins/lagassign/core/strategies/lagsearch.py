@@ -159,20 +159,22 @@ _SUBSET_BITS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
 def _subset_bits(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bit mask, its bits (one row per mask) and its size, of every subset of n items: the
-    same for every pool half of n partitions, so made once per n (read-only)."""
+    """Bit mask, its bits (one row per mask, as floats) and its size, of every subset of n
+    items: the same for every pool half of n partitions, so made once per n (read-only)."""
     if n not in _SUBSET_BITS:
         masks = np.arange(1 << n, dtype=np.int64)
         bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
-        _SUBSET_BITS[n] = (masks, bits, np.add.reduce(bits, axis=1))
+        _SUBSET_BITS[n] = (masks, bits.astype(np.float64), np.add.reduce(bits, axis=1))
     return _SUBSET_BITS[n]
 
 
 def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``_subsets`` as arrays: size, sum of lags and bit mask of every subset, sorted by size,
-    then sum, then mask."""
+    then sum, then mask. The lags must sum to less than 2**53: the sums are then made as
+    floats, exactly (every partial sum is an integer below 2**53), by BLAS (3-4 times faster
+    than numpy's integer product at 7-10 items)."""
     masks, bits, sizes = _subset_bits(len(lags))
-    sums = bits @ np.array(lags, dtype=np.int64)
+    sums = (bits @ np.array(lags, dtype=np.float64)).astype(np.int64)
     order = np.lexsort((masks, sums, sizes))
     return sizes[order], sums[order], masks[order]
 
