@@ -507,12 +507,14 @@ class Search:
             inside = range(bisect_right(h_lags, 0), bisect_left(h_lags, gap))  # lags in (0, gap)
             hands = [(abs(h_lags[i] - half), 0, i, 0) for i in inside]
             entries += hands if len(hands) <= 4 else _nearest(hands, 4, cuts)
+        # only lags in (smallest, largest + gap) have a light partition below them in the gap
+        first = stop = 0
         if l_lags:
             last = len(l_lags) - 1
             smallest = l_lags[0]
-            swaps: list[tuple[float, int, int, int]] = []
-            # only lags in (smallest, largest + gap) have a light partition below them in the gap
             first, stop = bisect_right(h_lags, smallest), bisect_left(h_lags, l_lags[last] + gap)
+        if first < stop:
+            swaps: list[tuple[float, int, int, int]] = []
             # Heavy lags with every light lag at or above lg - half pair only with the smallest
             # light partition (a pair twice), at a distance half - (lg - smallest) that falls
             # as the lag grows: of those only the last 7 (14 entries) and any as near as the
