@@ -231,9 +231,10 @@ class Search:
         # every member holds only topics it subscribes to (then disjoint subscriptions mean
         # no exchange); pairs of subscriptions known to be apart, by the frozensets' ids
         topic = self.topic
-        self._held_subscribed = all(
-            self.topics[m].issuperset(map(topic.__getitem__, idx)) for m, idx in layout.items()
-        )
+        # one subscription, of every topic the group lists: nothing to look at
+        self._held_subscribed = (
+            group.identical_subscriptions and len(group.assignable_index) == len(topic)
+        ) or all(self.topics[m].issuperset(map(topic.__getitem__, idx)) for m, idx in layout.items())
         self._apart_cache: dict[tuple[int, int], bool] = {}
         # one subscription for all (not empty): no two members are ever apart
         subscriptions = {self.topics[m] for m in self.held}
