@@ -1,13 +1,15 @@
 """lag-optimal's search picks an exchange between two small members in one pass
 (``Search._best_small``): the choice of listing every candidate, sorting by (distance, kind) and
 taking the first allowed one with the smallest (distance, moves) (issue 16: speed, same results).
-The undo of needless moves skips ``_allowed`` where it could not refuse: the same end state."""
+The undo of needless moves skips ``_allowed`` where it could not refuse, and members are ranked
+on one sorted list instead of heaps up to ``_RANKED``: the same end states."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
+from lagassign.core.strategies import lagsearch
 from lagassign.core.strategies.examples import example
 from lagassign.core.strategies.lagsearch import Held, Search
 
@@ -95,4 +97,23 @@ def test_undo_without_allowed_ends_as_with_it(seed, monkeypatch):
         search.run(0)
         ends.append((search.layout_index(), search.moves, search.attempts))
         monkeypatch.undo()
+    assert ends[0] == ends[1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranked_list_ends_as_the_heaps(seed, monkeypatch):
+    """One sorted list of members by load, or the lazy heaps: the same search."""
+    rng = random.Random(900 + seed)
+    group = _group(
+        rng, rng.randint(70, 200), rng.randint(300, 900), rng.choice([5, 1000, 10**6]), seed % 3 == 0, True
+    )
+    layout = _layout(rng, group)
+    ties = {m: m.encode() for m in group.member_ids}
+    ends = []
+    for ranked in (lagsearch._RANKED, 0):
+        monkeypatch.setattr(lagsearch, "_RANKED", ranked)
+        search = Search(group, {m: list(idx) for m, idx in layout.items()}, None, ties)
+        assert (search._ranked is None) == (ranked == 0)
+        search.run(0)
+        ends.append((search.layout_index(), search.moves, search.attempts))
     assert ends[0] == ends[1]
