@@ -381,9 +381,10 @@ class Search:
                     if cost > room:
                         continue
                 else:
-                    cost = allowed(heavy, light, p, None)
-                    if cost is None:
+                    counted = allowed(heavy, light, p, None)
+                    if counted is None:
                         continue
+                    cost = counted
                 if best is None or dist < best_dist or cost < best_cost:
                     best, best_dist, best_cost = (p, None), dist, cost
         if not l_list:
@@ -417,9 +418,10 @@ class Search:
                     if cost > room:
                         continue
                 else:
-                    cost = allowed(heavy, light, p, q)
-                    if cost is None:
+                    counted = allowed(heavy, light, p, q)
+                    if counted is None:
                         continue
+                    cost = counted
                 if best is None or dist < best_dist or cost < best_cost:
                     best, best_dist, best_cost = (p, q), dist, cost
         return best
