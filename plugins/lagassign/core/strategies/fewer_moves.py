@@ -531,15 +531,8 @@ def _repair(state: _State, scope: _Scope, below: int) -> int | None:
             continue
         touched = {ids[i] for i in path}
         hopeless = _stays(state, breaches, touched, ids[path[0]], ids[path[-1]])
-        # a swap's ways differ in their first hand-over only as the swap replaces it: after the
-        # first, the same way again would fail again and leave the same trace
-        done: set[tuple[tuple[TopicPartition, str], ...]] = set()
         for steps in _variants(path, cost, choices, options, ids):
             if swap is not None:
-                rest = tuple(steps[1:])
-                if rest in done:
-                    continue
-                done.add(rest)
                 steps[0] = (choices[path[0]][path[1]][swap][1], ids[path[1]])
                 if len({tp for tp, _ in steps}) != len(steps):
                     continue
