@@ -60,11 +60,9 @@ def _numpy_scores(search: Search, heavy: str, light: str) -> bool:
     return len(search.held[heavy]) * (len(search.held[light]) + 1) > lagsearch._SMALL
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_a_whole_search_ends_as_with_numpy_alone(seed, monkeypatch):
-    rng = random.Random(100 + seed)
-    group = _group(rng, rng.randint(2, 5), rng.randint(50, 120), rng.choice([7, 40, 1000]), seed % 2 == 0)
-    layout = _layout(rng, group)
+def _ends_as_with_numpy_alone(group, layout, monkeypatch) -> None:
+    """A whole search from ``layout`` ends the same (layout, moves, attempts) whether plain
+    Python decides first or numpy alone does."""
     ties = {m: m.encode() for m in group.member_ids}
     ends = []
     for decides in (lagsearch._PYTHON_DECIDES, -1):
@@ -73,6 +71,13 @@ def test_a_whole_search_ends_as_with_numpy_alone(seed, monkeypatch):
         search.run(0)
         ends.append((search.layout_index(), search.moves, search.attempts))
     assert ends[0] == ends[1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_whole_search_ends_as_with_numpy_alone(seed, monkeypatch):
+    rng = random.Random(100 + seed)
+    group = _group(rng, rng.randint(2, 5), rng.randint(50, 120), rng.choice([7, 40, 1000]), seed % 2 == 0)
+    _ends_as_with_numpy_alone(group, _layout(rng, group), monkeypatch)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -83,15 +88,7 @@ def test_large_members_search_ends_as_with_numpy_alone(seed, monkeypatch):
     group = _group(
         rng, members, members * rng.randint(100, 200), rng.choice([40, 1000, 10**6]), seed % 2 == 0
     )
-    layout = _layout(rng, group)
-    ties = {m: m.encode() for m in group.member_ids}
-    ends = []
-    for decides in (lagsearch._PYTHON_DECIDES, -1):
-        monkeypatch.setattr(lagsearch, "_PYTHON_DECIDES", decides)
-        search = Search(group, {m: list(idx) for m, idx in layout.items()}, None, ties)
-        search.run(0)
-        ends.append((search.layout_index(), search.moves, search.attempts))
-    assert ends[0] == ends[1]
+    _ends_as_with_numpy_alone(group, _layout(rng, group), monkeypatch)
 
 
 def test_python_decides_most_exchanges_of_a_search():
