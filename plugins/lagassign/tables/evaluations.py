@@ -174,6 +174,13 @@ def arrow_schema() -> Any:
     """The evaluations schema as a pyarrow schema."""
     import pyarrow as pa
 
+    return pa.schema([(name, _arrow_type(kind)) for name, kind in FIELDS])
+
+
+def _arrow_type(kind: str) -> Any:
+    """The pyarrow type of an Arrow type name of ``FIELDS``."""
+    import pyarrow as pa
+
     types = {
         "string": pa.string(),
         "int32": pa.int32(),
@@ -181,7 +188,7 @@ def arrow_schema() -> Any:
         "float64": pa.float64(),
         "bool": pa.bool_(),
     }
-    return pa.schema([(name, types[t]) for name, t in FIELDS])
+    return types[kind]
 
 
 # -- the evaluations folder -----------------------------------------------------------------------
@@ -270,9 +277,6 @@ def write_evaluations(
 #: a string column's offsets are int32: larger texts are left to pyarrow (which splits them)
 _MAX_STRING_BYTES = 2**31 - 1
 
-#: numpy's type for each numeric Arrow type of ``FIELDS``
-_NUMPY_TYPES = {"int32": "int32", "int64": "int64", "float64": "float64", "bool": "bool"}
-
 
 def _column_array(values: list[Any], kind: str) -> Any:
     """One column of ``FIELDS`` (``kind`` its Arrow type name) as a pyarrow array, made from
@@ -297,18 +301,18 @@ def _validity(values: list[Any], nulls: int) -> Any:
 
 def _number_array(values: list[Any], kind: str) -> Any:
     """A pyarrow array of Arrow type ``kind`` (int32, int64, float64 or bool) from Python
-    values and None (null). A value out of the type's range raises, as ``pa.array`` would."""
+    values and None (null); numpy's type of the same name holds the values. A value out of
+    the type's range raises, as ``pa.array`` would."""
     import numpy as np
     import pyarrow as pa
 
     nulls = values.count(None)
     plain = [0 if v is None else v for v in values] if nulls else values
-    data = np.array(plain, dtype=_NUMPY_TYPES[kind])
+    data = np.array(plain, dtype=kind)
     if kind == "bool":
         data = np.packbits(data, bitorder="little")
-    arrow_type = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[kind]
     return pa.Array.from_buffers(
-        arrow_type, len(values), [_validity(values, nulls), pa.py_buffer(data)], null_count=nulls
+        _arrow_type(kind), len(values), [_validity(values, nulls), pa.py_buffer(data)], null_count=nulls
     )
 
 
