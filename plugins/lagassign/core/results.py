@@ -130,14 +130,10 @@ class StrategyResult:
             del self.__dict__["assignment"]
         return self
 
-    def indexed_on(self, texts: PairTexts) -> bool:
-        """Whether ``with_layout`` told this result its assignment as indices into ``texts``:
-        then every pair of it is a partition of the group ``texts`` belongs to."""
-        return self._layout is not None and self._layout[0] is texts
-
     def positions_on(self, texts: PairTexts) -> Mapping[str, list[int]] | None:
-        """The assignment as indices into ``texts`` per member (read-only), when ``with_layout``
-        told it so (``indexed_on``); else None."""
+        """The assignment as indices into ``texts`` per member (read-only) when ``with_layout``
+        told it so, else None: then every pair of it is a partition of the group ``texts``
+        belongs to."""
         return self._layout[1] if self._layout is not None and self._layout[0] is texts else None
 
     @property
