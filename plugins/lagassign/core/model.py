@@ -227,6 +227,17 @@ class PartitionColumns:
             pass
         return [self.position(t, n) for t, n in pairs]
 
+    def positions_each(self, lists: Sequence[Sequence[tuple[str, int]]]) -> list[list[int | None]]:
+        """``positions`` of each list of pairs, looked up in one call (a call per list cost
+        more than its work for short lists, e.g. each member's owned partitions)."""
+        found = self.positions(list(chain.from_iterable(lists)))
+        out = []
+        at = 0
+        for pairs in lists:
+            out.append(found[at : at + len(pairs)])
+            at += len(pairs)
+        return out
+
     def _positions_in_bulk(self, pairs: Sequence[tuple[str, int]]) -> list[int | None]:
         """``positions`` with numpy: the topic's first index plus the number, checked at once."""
         try:
@@ -505,14 +516,7 @@ class GroupSnapshot:
     def owned_index(self) -> list[list[int | None]]:
         """Per member index, the indices of the partitions it owns now, ascending (None for
         a partition the group does not list)."""
-        # one lookup for every member's pairs (a call per member cost more than its work)
-        found = self.columns.positions(list(chain.from_iterable(m.owned for m in self.members)))
-        out = []
-        at = 0
-        for m in self.members:
-            out.append(found[at : at + len(m.owned)])
-            at += len(m.owned)
-        return out
+        return self.columns.positions_each([m.owned for m in self.members])
 
     @_cached
     def owner_index(self) -> list[int]:
@@ -622,16 +626,11 @@ class Assignment:
         if self._indexed is not None and self._group is group:
             return self._indexed
         members = self.members
-        found = group.columns.positions(list(chain.from_iterable(members.values())))
-        if None in found:  # a partition the group does not list: the KeyError names it
+        found = group.columns.positions_each(list(members.values()))
+        if any(None in idx for idx in found):  # a partition the group does not list: the KeyError names it
             index = group.index_of
             return {mid: list(map(index.__getitem__, tps)) for mid, tps in members.items()}
-        out = {}
-        at = 0
-        for mid, tps in members.items():
-            out[mid] = found[at : at + len(tps)]
-            at += len(tps)
-        return out  # type: ignore[return-value]  # no None in found
+        return dict(zip(members, found, strict=True))  # type: ignore[arg-type]  # no None in found
 
     def is_indexed(self, group: GroupSnapshot) -> bool:
         """Whether this assignment was given as indices of ``group`` (nothing to convert)."""
