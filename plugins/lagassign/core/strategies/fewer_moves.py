@@ -137,13 +137,9 @@ class _State:
         """Carry out a chain if the condition holds after it (``balanced_around(touched)``), else
         leave only its trace (``tried``): what ``apply``, the check and ``undo`` leave, but the
         check reads only counts, so a failing chain moves no partition there and back."""
-        owner, count, topics = self.owner, self.count, self.topics
+        owner = self.owner
         moves = [(tp, owner[tp], to) for tp, to in steps]
-        for tp, frm, to in moves:  # as ``undo`` counts them, creating the takers' topic entries
-            count[frm] -= 1
-            count[to] += 1
-            topics[frm][tp.topic] -= 1
-            topics[to][tp.topic] += 1
+        self._count(moves, 1)  # as ``undo`` counts them, creating the takers' topic entries
         if self.balanced_around(touched):
             held, version = self.held, self.version
             for tp, frm, to in moves:
@@ -153,13 +149,19 @@ class _State:
                 version[frm] += 1
                 version[to] += 1
             return True
-        for tp, frm, to in moves:
-            count[frm] += 1
-            count[to] -= 1
-            topics[frm][tp.topic] += 1
-            topics[to][tp.topic] -= 1
+        self._count(moves, -1)
         self.tried(steps)
         return False
+
+    def _count(self, moves: list[tuple[TopicPartition, str, str]], sign: int) -> None:
+        """Counts and topic counts with each (partition, from, to) move made (``sign`` 1) or
+        taken back (-1), the partitions left where they are."""
+        count, topics = self.count, self.topics
+        for tp, frm, to in moves:
+            count[frm] -= sign
+            count[to] += sign
+            topics[frm][tp.topic] -= sign
+            topics[to][tp.topic] += sign
 
     def balanced_around(self, touched: set[str]) -> bool:
         """The condition, given that it held before only ``touched`` members changed."""
