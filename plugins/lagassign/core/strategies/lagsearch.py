@@ -353,40 +353,31 @@ class Search:
     def _best_small(self, heavy: str, light: str, gap: int, half: float) -> tuple[Held, Held | None] | None:
         """``_best_exchange`` between two members with few partitions, in plain Python and one
         pass: every hand-over with lag in (0, gap), then every swap with 0 < p - q < gap (by
-        heavy, then light partition); the first allowed one with the smallest (distance, moves).
+        heavy, then light partition); the first allowed one with the smallest (distance, moves
+        as ``_allowed`` counts them).
 
         That is the choice of listing them all, sorting by (distance, kind) (stable) and taking
         the first of the smallest (distance, moves): the listing order already puts hand-overs
         (kind 0) first. Only a candidate at most as far as the best so far can win, so only
-        those are checked; their moves as ``_allowed`` counts them, inline where every member
-        may receive every partition (then only ``max_moves`` forbids an exchange).
+        those are counted.
         """
         h_list, l_list = self.held[heavy], self.held[light]
         h_lags = self.lags_of[heavy]
-        allowed = None if self._receives_all else self._allowed
-        owner = self.before.get
-        # moves an exchange may add; no cap: more than any exchange adds (two)
-        room = 3 if self.max_moves is None else self.max_moves - self.moves
+        allowed = self._allowed
         best: tuple[Held, Held | None] | None = None
         best_dist, best_cost = float("inf"), 0
+
+        def consider(dist: float, p: Held, q: Held | None) -> None:
+            nonlocal best, best_dist, best_cost
+            cost = allowed(heavy, light, p, q)
+            if cost is not None and (best is None or dist < best_dist or cost < best_cost):
+                best, best_dist, best_cost = (p, q), dist, cost
+
         if self._may_hand_over(heavy, light):
             for i in range(bisect_right(h_lags, 0), bisect_left(h_lags, gap)):
                 dist = abs(h_lags[i] - half)
-                if dist > best_dist:
-                    continue
-                p = h_list[i]
-                if allowed is None:
-                    ob = owner(p[1])
-                    cost = 0 if ob is None else (light != ob) - (heavy != ob)
-                    if cost > room:
-                        continue
-                else:
-                    counted = allowed(heavy, light, p, None)
-                    if counted is None:
-                        continue
-                    cost = counted
-                if best is None or dist < best_dist or cost < best_cost:
-                    best, best_dist, best_cost = (p, None), dist, cost
+                if dist <= best_dist:
+                    consider(dist, h_list[i], None)
         if not l_list:
             return best
         l_lags = self.lags_of[light]
@@ -406,24 +397,8 @@ class Search:
             # slice of the sorted list, in its order
             for j in range(bisect_left(l_lags, lg - gap + 1, 0, below), below):
                 dist = abs(lg - l_lags[j] - half)
-                if dist > best_dist:
-                    continue
-                p, q = h_list[i], l_list[j]
-                if allowed is None:
-                    ob = owner(p[1])
-                    cost = 0 if ob is None else (light != ob) - (heavy != ob)
-                    ob = owner(q[1])
-                    if ob is not None:
-                        cost += (heavy != ob) - (light != ob)
-                    if cost > room:
-                        continue
-                else:
-                    counted = allowed(heavy, light, p, q)
-                    if counted is None:
-                        continue
-                    cost = counted
-                if best is None or dist < best_dist or cost < best_cost:
-                    best, best_dist, best_cost = (p, q), dist, cost
+                if dist <= best_dist:
+                    consider(dist, h_list[i], l_list[j])
         return best
 
     def _candidates_numpy(self, heavy: str, light: str, gap: int, half: float) -> list[Candidate]:
