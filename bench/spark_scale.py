@@ -52,6 +52,7 @@ from lagassign.tables.snapshot import (  # noqa: E402
 )
 from lagassign.tables.synthetic import generate_snapshot, snapshot_tables  # noqa: E402
 from procs import PAGE, RSS, STARTTIME, TICKS, Sampler, boot_time, cmdline, stats  # noqa: E402
+from spark_ratio import driver_archive  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_scale"
 MASTERS = {"local": "local[2]", "cluster": sparkcluster.MASTER_URL}
@@ -297,6 +298,7 @@ def main(argv: list[str]) -> int:
         t = time.monotonic()
         snapshot(n, args.seed)
         print(f"snapshot of {n} groups ready ({time.monotonic() - t:.1f} s)", flush=True)
+    print(driver_archive(), flush=True)
     results: list[dict[str, Any]] = []
     started_cluster = False
     try:
