@@ -153,10 +153,17 @@ def _floor_task(job: tuple[Any, Any, str, list[str], dict[str, Any]]) -> int:
     return run_task(*job)["rows"]
 
 
-def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: int = 2) -> float:
-    """Wall seconds of the Spark job's tasks for ``snap`` run by ``processes`` plain Python
-    processes (spawned: each imports the library itself), the next task to whichever is free."""
+def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: int = 2) -> tuple[float, float]:
+    """(wall, CPU) seconds of the Spark job's tasks for ``snap`` run by ``processes`` plain
+    Python processes (spawned: each imports the library itself), the next task to whichever is
+    free. The CPU is the processes' own (user + system, collected when the pool ends), to set
+    beside the Spark workers' for the same tasks."""
     import multiprocessing
+    import resource
+
+    def children_cpu() -> float:
+        use = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return use.ru_utime + use.ru_stime
 
     from lagassign.pipeline.evaluation import EvaluationParams as Params
     from lagassign.spark.tasks import plan_tasks
@@ -168,11 +175,14 @@ def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: in
     clear_output(out)
     (out / EVALUATIONS).mkdir()
     jobs = [(task, plan.files, str(out), params.names(), params.options()) for task in plan.tasks]
-    with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        rows = sum(pool.imap_unordered(_floor_task, jobs, chunksize=1))
-    took = time.monotonic() - t
+    cpu = children_cpu()
+    pool = multiprocessing.get_context("spawn").Pool(processes)
+    rows = sum(pool.imap_unordered(_floor_task, jobs, chunksize=1))
+    pool.close()
+    pool.join()  # waited for: their CPU is in this process's children's usage now
+    took, cpu = time.monotonic() - t, children_cpu() - cpu
     write_summary(out, make_summary("floor", plan.groups, params.names(), [], rows, took))
-    return took
+    return took, cpu
 
 
 def run_pair(
@@ -197,12 +207,13 @@ def run_pair(
     t = time.monotonic()
     spark, cpu, rss = run_spark(params, spark_out, master, conf)
     spark_s = time.monotonic() - t
-    floor_s = float("nan")
+    floor_s = floor_cpu = float("nan")
     floor_out = WORK / f"out-floor-{label}"
     if floor:
-        floor_s = run_floor(snap, floor_out, strategies)
+        floor_s, floor_cpu = run_floor(snap, floor_out, strategies)
     return {
         "floor_s": floor_s,
+        "floor_cpu": floor_cpu,
         "floor_identical": floor and evaluations(floor_out) == evaluations(local_out),
         "groups": spark["groups"],
         "local_s": local_s,
@@ -217,6 +228,11 @@ def run_pair(
         "identical": evaluations(local_out) == evaluations(spark_out),
         "load": os.getloadavg()[0],
     }
+
+
+def per(part: float, whole: float) -> str:
+    """``part / whole`` with two decimals, or "nan" without a whole (``--spark-only``)."""
+    return f"{part / whole:.2f}" if whole else "nan"
 
 
 def main(argv: list[str]) -> int:
@@ -268,8 +284,10 @@ def main(argv: list[str]) -> int:
         if args.floor:
             print(
                 f"  floor (the same tasks in two plain Python processes): {r['floor_s']:.1f} s wall, "
-                f"ratio {r['floor_s'] / r['local_s'] if r['local_s'] else float('nan'):.2f}; Spark's own "
-                f"share {r['spark_s'] - r['floor_s']:.1f} s; identical: {r['floor_identical']}",
+                f"{r['floor_cpu']:.1f} s CPU ({per(r['floor_cpu'], r['local_cpu'])} the one core's CPU for "
+                f"the same work), ratio {per(r['floor_s'], r['local_s'])}; Spark's own share "
+                f"{r['spark_s'] - r['floor_s']:.1f} s (Spark / floor {per(r['spark_s'], r['floor_s'])}); "
+                f"identical: {r['floor_identical']}",
                 flush=True,
             )
     best = min(r["ratio"] for r in results)
