@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
 from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
+from lagassign.spark.archive import main as record_archive  # noqa: E402
 from lagassign.spark.submit import submit_command  # noqa: E402
 from lagassign.tables.evaluations import EvaluationError, read_evaluation_rows, read_summary  # noqa: E402
 from lagassign.tables.snapshot import ROW_GROUP_ROWS  # noqa: E402
@@ -107,20 +108,6 @@ def snapshot(groups: int, seed: int) -> Path:
     return folder
 
 
-def driver_archive() -> str:
-    """Records the driver's class archive when it is missing (``make spark-archive``, as ``make
-    test``, ``make demo`` and ``make ui`` do): every Spark run of a set-up checkout maps it, and
-    without it each run starts about 2 s later, which this ratio would count."""
-    from lagassign.spark.archive import build_archive
-
-    t = time.monotonic()
-    try:
-        path = build_archive()
-    except EvaluationError as exc:
-        return f"driver class archive: none ({exc}); Spark runs start about 2 s later"
-    return f"driver class archive: {path.name} (ready in {time.monotonic() - t:.1f} s)"
-
-
 def evaluations(out: Path) -> list[dict[str, Any]]:
     """An output's evaluation rows, in a canonical order (for the equality check)."""
     return sorted(read_evaluation_rows(out), key=lambda r: (r["group"], r.get("strategy") or ""))
@@ -176,10 +163,10 @@ def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: in
     (out / EVALUATIONS).mkdir()
     jobs = [(task, plan.files, str(out), params.names(), params.options()) for task in plan.tasks]
     cpu = children_cpu()
-    pool = multiprocessing.get_context("spawn").Pool(processes)
-    rows = sum(pool.imap_unordered(_floor_task, jobs, chunksize=1))
-    pool.close()
-    pool.join()  # waited for: their CPU is in this process's children's usage now
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        rows = sum(pool.imap_unordered(_floor_task, jobs, chunksize=1))
+        pool.close()
+        pool.join()  # waited for: their CPU is in this process's children's usage now
     took, cpu = time.monotonic() - t, children_cpu() - cpu
     write_summary(out, make_summary("floor", plan.groups, params.names(), [], rows, took))
     return took, cpu
@@ -211,10 +198,11 @@ def run_pair(
     floor_out = WORK / f"out-floor-{label}"
     if floor:
         floor_s, floor_cpu = run_floor(snap, floor_out, strategies)
+    local_rows = evaluations(local_out)  # read once, compared with both
     return {
         "floor_s": floor_s,
         "floor_cpu": floor_cpu,
-        "floor_identical": floor and evaluations(floor_out) == evaluations(local_out),
+        "floor_identical": floor and evaluations(floor_out) == local_rows,
         "groups": spark["groups"],
         "local_s": local_s,
         "local_cpu": local_cpu,
@@ -225,7 +213,7 @@ def run_pair(
         "tasks": spark["spark"]["tasks"],
         "phases": spark["spark"]["phases"],
         "job_s": spark["seconds"],
-        "identical": evaluations(local_out) == evaluations(spark_out),
+        "identical": local_rows == evaluations(spark_out),
         "load": os.getloadavg()[0],
     }
 
@@ -255,7 +243,7 @@ def main(argv: list[str]) -> int:
     snap = snapshot(args.groups, args.seed)
     took = time.monotonic() - t
     print(f"snapshot of {args.groups} groups (seed {args.seed}) ready in {took:.1f} s", flush=True)
-    print(driver_archive(), flush=True)
+    record_archive([])  # prints which archive the runs map
     strategies = args.strategies.split(",") if args.strategies else None
     results = []
     for i in range(args.repeat):

@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import sparkcluster  # noqa: E402
 from lagassign.core.synthetic import generate_cases  # noqa: E402
 from lagassign.pipeline.evaluation import EvaluationParams, write_params  # noqa: E402
+from lagassign.spark.archive import main as record_archive  # noqa: E402
 from lagassign.spark.submit import run_spark_evaluation  # noqa: E402
 from lagassign.tables.snapshot import (  # noqa: E402
     GROUPS,
@@ -52,7 +53,6 @@ from lagassign.tables.snapshot import (  # noqa: E402
 )
 from lagassign.tables.synthetic import generate_snapshot, snapshot_tables  # noqa: E402
 from procs import PAGE, RSS, STARTTIME, TICKS, Sampler, boot_time, cmdline, stats  # noqa: E402
-from spark_ratio import driver_archive  # noqa: E402
 
 WORK = REPO / "var" / "bench" / "spark_scale"
 MASTERS = {"local": "local[2]", "cluster": sparkcluster.MASTER_URL}
@@ -298,7 +298,7 @@ def main(argv: list[str]) -> int:
         t = time.monotonic()
         snapshot(n, args.seed)
         print(f"snapshot of {n} groups ready ({time.monotonic() - t:.1f} s)", flush=True)
-    print(driver_archive(), flush=True)
+    record_archive([])  # prints which archive the runs map
     results: list[dict[str, Any]] = []
     started_cluster = False
     try:
