@@ -75,7 +75,7 @@ def case_file(tmp_path):
 
 
 PG_ADMIN_URL = os.environ.get(
-    "LAGASSIGN_TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
+    "LAGASSIGN_TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:54329/postgres"
 )
 
 

@@ -1,4 +1,4 @@
-"""The audit store on real databases: a SQLite file and PostgreSQL (127.0.0.1:5432).
+"""The audit store on real databases: a SQLite file and PostgreSQL (the tests' own server, scripts/postgres).
 
 PostgreSQL: one fresh database per test session (dropped afterwards), one schema per test
 (the ``pg_url`` fixture of ``tests/conftest.py``). Unreachable server: skipped locally, a
