@@ -128,7 +128,8 @@ def take_snapshot(
     md = hook.metadata()
     topic_parts = {name: sorted(t.partitions) for name, t in md.topics.items() if t.error is None}
     racks = racks_by_partition(md, hook.broker_racks())
-    declared = {g.group: g for g in assign_groups}
+    # The groups regex narrows declared groups as it does discovered and announced ones.
+    declared = {g.group: g for g in assign_groups if regex is None or regex.fullmatch(g.group)}
     liveness = _read_liveness(hook, status_topic, session_timeout_ms, warnings)
     announced = {g for g in liveness.groups() if regex is None or regex.fullmatch(g)}
     assign_ids = sorted(set(declared) | announced)
@@ -398,7 +399,8 @@ def build_group(
     if described:
         g.row["state"] = _state_name(getattr(desc, "state", None))
         g.row["protocol"] = desc.partition_assignor or None
-        g.row["group_type"] = _group_type(getattr(desc, "type", None))
+        # an assign() group has no group protocol: the broker's "classic" only means it commits
+        g.row["group_type"] = None if assign else _group_type(getattr(desc, "type", None))
     elif not assign:  # a subscribe group without its description has no members
         g.errors.append(f"describe failed: {reason(desc) if desc is not None else 'no answer'}")
     g.commits, commit_errors = _commits(got)

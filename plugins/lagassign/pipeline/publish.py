@@ -133,8 +133,7 @@ def changed_since_snapshot(
     declared = [
         g for g in (load_groups_file(params.groups_file) if params.groups_file else []) if g.group in groups
     ]
-    discovered = [g for g in groups if g not in {a.group for a in declared}]
-    regex = "|".join(re.escape(g) for g in discovered) if discovered else "(?!)"
+    regex = "|".join(re.escape(g) for g in groups)  # narrows declared groups too
     now = take_snapshot(
         AdminHook(dict(kafka_config), timeout=timeout),
         groups_regex=regex,
