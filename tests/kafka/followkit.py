@@ -53,7 +53,7 @@ class Setup:
         self.out = self.tmp / f"{self.tag}-processed.log"
         self.broker.create_topic(self.topic, self.partitions)
         self.broker.create_topic(self.plans, 1, {"cleanup.policy": "compact"})
-        # Consumers create it themselves where the broker allows (Kafka 0.9 has no CreateTopics).
+        # Consumers create it themselves where the broker allows.
         self.broker.create_topic(self.status, 5, {"cleanup.policy": "compact"})
 
     def publish(self, members: dict[str, list[list[Any]]], strategy: str = "test") -> int:

@@ -1,4 +1,5 @@
-"""Helpers of the Kafka edge's tests: real topics, records and commits; skips for Kafka 0.9."""
+"""Helpers of the Kafka edge's tests: real topics, records and commits; skips for brokers that
+lack a feature."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from brokerctl import Broker
 
 
 def needs(broker: Broker, feature: str) -> None:
-    """Skip on Kafka 0.9 for the features it lacks (say which)."""
-    if broker.kind == "kafka09":
-        pytest.skip(f"Kafka 0.9 lacks {feature}")
+    """Skip where the broker lacks ``feature`` (say which): ``consumer protocol`` (KIP-848 groups,
+    Kafka 4 only), ``member eviction`` (noida never evicts a dead member)."""
+    lacks = (feature == "consumer protocol" and "consumer" not in broker.protocols) or (
+        feature == "member eviction" and broker.kind == "noida"
+    )
+    if lacks:
+        pytest.skip(f"{broker.kind} lacks {feature}")
 
 
 class Kit:
@@ -97,7 +102,7 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, timeout: float = 1
 
 
 def config_flags(broker: Broker) -> list[str]:
-    """``--bootstrap-server`` and ``--config`` flags for the CLI (0.9's fallbacks pass through)."""
+    """``--bootstrap-server`` and ``--config`` flags for the CLI (a broker.s client settings pass through)."""
     flags = ["--bootstrap-server", broker.bootstrap]
     for key, value in broker.client_config.items():
         flags += ["--config", f"{key}={value}"]

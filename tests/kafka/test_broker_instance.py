@@ -11,7 +11,7 @@ import pytest
 def test_the_tests_broker_is_the_test_instance(broker: brokerctl.Broker) -> None:
     if os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP"):
         pytest.skip("LAGASSIGN_BROKER_BOOTSTRAP names the broker to use")
-    developers = {brokerctl.NOIDA_PORT, brokerctl.KAFKA09_PORT}
+    developers = {brokerctl.NOIDA_PORT, *(r.port for r in brokerctl.RELEASES.values())}
     port = int(broker.bootstrap.rsplit(":", 1)[1])
     assert port not in developers and port - brokerctl.INSTANCES["test"] in developers
     assert brokerctl.state_dir(broker.kind) == brokerctl.VAR / "broker" / "test" / broker.kind

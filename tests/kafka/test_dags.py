@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kafkakit import airflow_home, needs
+from kafkakit import airflow_home
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -18,7 +18,6 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 @pytest.fixture(scope="module")
 def airflow(tmp_path_factory, broker):
-    needs(broker, "a fast topic creation for the DAG run (it is covered on noida)")
     home = tmp_path_factory.mktemp("airflow")
     return home, airflow_home(home, broker)
 

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 import faultkit as fk
 import pytest
-from kafkakit import needs
 
 pytestmark = pytest.mark.kafka
 
@@ -63,7 +62,6 @@ def test_broker_stopped_mid_snapshot_fails_the_run_and_publishes_nothing(spare, 
 
 @pytest.fixture(scope="module")
 def airflow(tmp_path_factory, broker):
-    needs(broker, "a fast topic creation for the DAG run (it is covered on noida)")
     home = tmp_path_factory.mktemp("airflow-faults")
     return fk.airflow_home(home, broker)
 
@@ -82,7 +80,6 @@ def test_killed_spark_job_fails_the_dag_records_the_step_and_publishes_nothing(a
 
 
 def test_unreachable_audit_db_publishes_nothing(broker, tmp_path):
-    needs(broker, "CreateTopics for the plans topic that the demo groups publish to (covered on noida)")
     o = fk.audit_db_unreachable(broker, tmp_path)
     d = o.details
     assert d["returncode"] != 0
@@ -93,7 +90,6 @@ def test_unreachable_audit_db_publishes_nothing(broker, tmp_path):
 
 
 def test_publication_left_pending_by_a_crash_is_reconciled_by_the_next_run(broker, tmp_path):
-    needs(broker, "CreateTopics for the plans topic that the demo groups publish to (covered on noida)")
     o = fk.crash_between_topic_and_store(broker, tmp_path)
     d = o.details
     a, b = d["a"], d["b"]

@@ -11,7 +11,6 @@ import uuid
 
 import followkit as fk
 import pytest
-from kafkakit import needs
 
 pytestmark = pytest.mark.kafka
 
@@ -69,7 +68,6 @@ def test_a_new_instance_is_given_its_share(broker, tmp_path):
 
 
 def test_racing_planners_make_one_version_and_the_ledger_matches_the_topic(broker, tmp_path, pg_url):
-    needs(broker, "the plans topic created on first publish")
     o = fk.racing_planners(broker, tmp_path, pg_url, planners=6)
     d = o.details
     assert all(code == 0 for code, _out, _err in d["results"]), [err[-500:] for *_x, err in d["results"]]
@@ -82,7 +80,6 @@ def test_racing_planners_make_one_version_and_the_ledger_matches_the_topic(broke
 
 
 def test_a_plan_is_compressed_and_one_too_large_fails_with_one_line(broker, tmp_path):
-    needs(broker, "compression and a size limit like a modern broker's")
     o = fk.plan_too_large(broker, tmp_path, f"sqlite:///{tmp_path / 'audit.db'}")
     d = o.details
     assert d["size"] > 1_300_000 and d["fits"].returncode == 0, d["fits"].stderr
@@ -94,7 +91,6 @@ def test_a_plan_is_compressed_and_one_too_large_fails_with_one_line(broker, tmp_
 
 
 def test_bad_credentials_and_tls_fail_at_once_with_what_is_wrong(broker, tmp_path):
-    needs(broker, "SASL (noida answers SCRAM with an authentication error)")
     found = fk.auth_failures(broker, tmp_path).details["found"]
     code, err, seconds = found["SCRAM"]  # before the fix: 94 s of retries; figures: bench/faults.py
     assert code == 2 and "authentication failed" in err and "not-the-password" not in err and seconds < 45
@@ -124,7 +120,6 @@ def test_an_unreachable_broker_fails_within_the_timeout(tmp_path):
 
 def test_subscribe_groups_are_evaluated_and_recorded_but_never_published(kit, tmp_path):
     """A real subscribe() group with a skew the gate would act on: recorded, not published."""
-    needs(kit.broker, "consumer group membership of the modern protocol")
     from confluent_kafka import Consumer
     from kafkakit import config_flags, run_cli
     from lagassign.kafka.plans import PlanStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kafkakit import Kit, config_flags, needs, run_cli
+from kafkakit import Kit, config_flags, run_cli
 from lagassign.cli.planfiles import export_json, read_export
 from lagassign.core.plans import Plan
 from lagassign.kafka.errors import PlanError
@@ -74,7 +74,6 @@ def test_a_plan_giving_one_partition_to_two_instances_is_refused(module_kit: Kit
 
 
 def test_missing_plans_topic_is_created_compacted(kit: Kit) -> None:
-    needs(kit.broker, "the CreateTopics API")
     from confluent_kafka.admin import AdminClient, ConfigResource
 
     topic = kit.name("new-plans")

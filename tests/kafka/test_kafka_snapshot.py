@@ -8,7 +8,7 @@ from typing import ClassVar
 import lagassign
 import pyarrow.parquet as pq
 import pytest
-from kafkakit import Kit, config_flags, needs, run_cli, wait_until
+from kafkakit import Kit, config_flags, run_cli, wait_until
 from lagassign.core.case import parse_case
 from lagassign.kafka.admin import AdminHook
 from lagassign.kafka.groupsfile import AssignGroup
@@ -92,7 +92,6 @@ def test_snapshot_matches_what_was_produced_and_committed(module_kit: Kit, clust
 
 
 def test_offset_only_groups_are_discovered(module_kit: Kit, cluster: dict) -> None:
-    needs(module_kit.broker, "offset-only groups in ListGroups")
     snap = _snapshot(module_kit, cluster, f"{module_kit.prefix}-offsets-.*")
     assert [(g["group"], g["kind"]) for g in snap.groups] == [(cluster["offsets_only"], "subscribe")]
     rows = _rows(snap, cluster["offsets_only"])
@@ -210,7 +209,6 @@ def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: di
     from lagassign.kafka.status import ensure_status_topic, now_ms, partition_for, status_key
 
     kit = module_kit
-    needs(kit.broker, "the CreateTopics API for the compacted status topic")
     status_topic = kit.name("status")
     parts = ensure_status_topic(kit.config(), status_topic, partitions=1)
     group = cluster["skewed"]
@@ -252,7 +250,6 @@ def test_naming_partitions_reads_the_same_commits_as_asking_the_whole_group(
 ) -> None:
     """The two ways of reading committed offsets give the same rows; naming the partitions in
     small requests (committed_batch=4 over the cluster's partitions) is the fast one on noida."""
-    needs(module_kit.broker, "Kafka-stored offsets in a named OffsetFetch (v0 reads ZooKeeper's)")
     regex = f"{module_kit.prefix}-.*"
     snaps = {}
     for scope, batch in (("group", 300), ("partitions", 4)):
@@ -313,7 +310,6 @@ class _RackedHook(AdminHook):
 def test_replica_racks_reach_the_case_and_the_rack_aware_plan(
     module_kit: Kit, cluster: dict, tmp_path
 ) -> None:
-    needs(module_kit.broker, "DescribeCluster (the brokers' racks)")
     hook = AdminHook(module_kit.config(), timeout=15)
     md = hook.metadata()
     real_racks = {b: f"rack-{b}" for b in hook.broker_racks()}
