@@ -37,7 +37,7 @@ for extra in (REPO / "scripts", REPO / "plugins", HERE):
 
 import brokerctl  # noqa: E402
 import kafkakit  # noqa: E402
-from kafkakit import config_flags, declared_plan_flags, run_cli, wait_until  # noqa: E402
+from kafkakit import config_flags, declared_plan_flags, only_declared, run_cli, wait_until  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -356,7 +356,7 @@ def spark_job_killed(broker: brokerctl.Broker, env: dict[str, str], tmp: Path, a
     prefix, groups_file = demo(broker, tmp, "spk")
     watched = [f"{prefix}orders-enricher", f"{prefix}audit-sink"]
     before = newest(broker, watched)
-    conf = {"groups": "^$", "groups_file": str(groups_file), "apply": True}
+    conf = {"groups": only_declared(groups_file), "groups_file": str(groups_file), "apply": True}
     started = time.monotonic()
     argv = [str(BIN / "airflow"), "dags", "test", "lagassign_rebalance", "-c", json.dumps(conf)]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -466,7 +466,7 @@ def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcom
         "plan",
         *config_flags(broker),
         "--groups",
-        "^$",
+        only_declared(merged),
         "--groups-file",
         str(merged),
         "--json",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -109,9 +110,24 @@ def config_flags(broker: Broker) -> list[str]:
     return flags
 
 
+def only_declared(groups_file: Any) -> str:
+    """A groups regex naming exactly the groups of a groups file: the regex narrows declared
+    groups too, so this plans them and discovers no other group of the shared test broker."""
+    from lagassign.kafka.groupsfile import load_groups_file
+
+    return "|".join(re.escape(g.group) for g in load_groups_file(groups_file))
+
+
 def declared_plan_flags(broker: Broker, groups_file: Any) -> list[str]:
     """``lagassign plan`` flags for the declared (assign()-mode) groups of a file only, applied."""
-    return [*config_flags(broker), "--groups", "^$", "--groups-file", str(groups_file), "--apply"]
+    return [
+        *config_flags(broker),
+        "--groups",
+        only_declared(groups_file),
+        "--groups-file",
+        str(groups_file),
+        "--apply",
+    ]
 
 
 REPO = Path(__file__).resolve().parents[2]

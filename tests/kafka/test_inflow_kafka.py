@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pyarrow.parquet as pq
+from kafkakit import only_declared
 from lagassign.core.inflow import MIN_SPAN_S
 
 
@@ -22,7 +23,7 @@ def test_the_second_snapshot_knows_inflow_and_lag_in_seconds(kit, tmp_path) -> N
     groups_file.write_text(
         f"groups:\n  - group: {group}\n    topics: [{topic}]\n    instances: [w0]\n    capacity: 400\n"
     )
-    params = PlanParams.from_mapping({"groups": "^$", "groups_file": str(groups_file)})
+    params = PlanParams.from_mapping({"groups": only_declared(groups_file), "groups_file": str(groups_file)})
     lines: list[str] = []
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
         first = store.start_plan("manual", "test")

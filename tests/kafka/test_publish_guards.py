@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from kafkakit import only_declared
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -34,7 +35,9 @@ def setup(broker, tmp_path):
 
     prefix = f"guard{uuid.uuid4().hex[:6]}-"
     groups_file = build(broker.config(), broker.create_topic, tmp_path / "demo", prefix=prefix)
-    params = PlanParams.from_mapping({"groups": "^$", "groups_file": str(groups_file), "apply": True})
+    params = PlanParams.from_mapping(
+        {"groups": only_declared(groups_file), "groups_file": str(groups_file), "apply": True}
+    )
     store = AuditStore(f"sqlite:///{tmp_path / 'audit.db'}")
     yield broker.config(), params, store, prefix, groups_file, tmp_path
     store.close()

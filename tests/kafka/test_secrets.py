@@ -8,7 +8,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from kafkakit import config_flags, run_cli
+from kafkakit import config_flags, only_declared, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -34,7 +34,7 @@ def test_a_secret_appears_nowhere(broker, tmp_path):
         *config_flags(broker),
         *secret_flags,
         "--groups",
-        "^$",
+        only_declared(groups_file),
         "--groups-file",
         str(groups_file),
         "--apply",
