@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..core.clock import utc_now
+from ..core.clusters import UNKNOWN_CLUSTER, cluster_label
 from ..core.results import EVALUATION_KEYS, GroupEvaluation, ResultShapeError, StrategyResult
 from ..core.secrets import redact_tree
 from .base import StoreBase
@@ -56,12 +57,15 @@ class AuditTrail(StoreBase):
         snapshot_uri: str | None = None,
         snapshot_at: datetime | None = None,
         created_at: datetime | None = None,
+        cluster: str | None = None,
     ) -> int:
         """Record a new plan (status ``running``) and return its id.
 
         Idempotent per DAG run: with ``dag_id`` and ``run_id`` given, a retried task gets the
         plan already recorded for that run. ``parameters`` must be JSON-serialisable and
-        redacted by the caller (see the module docstring).
+        redacted by the caller (see the module docstring). ``cluster``: the key of the Kafka
+        cluster the plan is for (``core.clusters``), when known at start; else set later by
+        ``set_snapshot`` or ``set_cluster`` (until then it is unknown, '').
         """
         if trigger not in TRIGGERS:
             raise StoreError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
@@ -75,6 +79,7 @@ class AuditTrail(StoreBase):
             "parameters": _clean_parameters(parameters),
             "snapshot_uri": snapshot_uri,
             "snapshot_at": snapshot_at,
+            "cluster": _checked_cluster(cluster),
         }
         run = (dag_id, run_id) if dag_id is not None and run_id is not None else None
         with self._engine.begin() as conn:
@@ -90,9 +95,92 @@ class AuditTrail(StoreBase):
                     return existing
                 raise
 
-    def set_snapshot(self, plan_id: int, snapshot_uri: str | None, snapshot_at: datetime | None) -> None:
-        """Where the plan's snapshot lies and when it was taken (when known only after start)."""
-        self._update_plan(plan_id, snapshot_uri=snapshot_uri, snapshot_at=snapshot_at)
+    def set_snapshot(
+        self,
+        plan_id: int,
+        snapshot_uri: str | None,
+        snapshot_at: datetime | None,
+        cluster: str | None = None,
+    ) -> None:
+        """Where the plan's snapshot lies and when it was taken (when known only after start),
+        and, when given, the cluster it was taken from."""
+        more = {} if cluster is None else {"cluster": _checked_cluster(cluster)}
+        self._update_plan(plan_id, snapshot_uri=snapshot_uri, snapshot_at=snapshot_at, **more)
+
+    def set_cluster(self, plan_id: int, cluster: str) -> None:
+        """The Kafka cluster the plan is for (``core.clusters.cluster_key``). Refused once the
+        plan has publications: they belong to the version line of the cluster they were made on."""
+        with self._engine.begin() as conn:
+            plan = self._plan_row(conn, plan_id)
+            key = _checked_cluster(cluster)
+            if plan["cluster"] == key:
+                return
+            held = conn.execute(
+                sa.select(sa.func.count()).where(publications_t.c.plan_id == plan_id)
+            ).scalar()
+            if held:
+                raise StoreError(
+                    f"plan {plan_id} has publications on cluster {cluster_label(plan['cluster'])}; "
+                    f"it cannot move to cluster {cluster_label(key)}"
+                )
+            conn.execute(sa.update(plans_t).where(plans_t.c.id == plan_id).values(cluster=key))
+
+    def clusters(self) -> list[dict[str, Any]]:
+        """Every cluster the store knows plans of ('' for unknown): plans, newest plan time."""
+        p = plans_t
+        q = (
+            sa.select(
+                p.c.cluster, sa.func.count().label("plans"), sa.func.max(p.c.created_at).label("newest")
+            )
+            .group_by(p.c.cluster)
+            .order_by(p.c.cluster)
+        )
+        with self._engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def claim_cluster(self, cluster: str, plan_ids: Iterable[int] | None = None) -> dict[str, Any]:
+        """Assign plans of unknown cluster (all of them, or those of ``plan_ids``) and their
+        publications to ``cluster``: their versions join that cluster's version line.
+
+        Refused as a whole (StoreError naming the first clash) when a version being claimed is
+        already recorded on that cluster for the same group: then claim the plans that belong
+        there with ``plan_ids`` and leave the others unknown. Returns what was claimed."""
+        key = _checked_cluster(cluster)
+        if key == UNKNOWN_CLUSTER:
+            raise StoreError("name the cluster to claim plans for (its id, or bootstrap:HOST:PORT)")
+        with self._engine.begin() as conn:
+            which = plans_t.c.cluster == UNKNOWN_CLUSTER
+            if plan_ids is not None:
+                wanted = sorted(set(plan_ids))
+                for pid in wanted:
+                    row = self._plan_row(conn, pid)
+                    if row["cluster"] != UNKNOWN_CLUSTER:
+                        raise StoreError(
+                            f"plan {pid} is recorded on cluster {row['cluster']} already; "
+                            "only plans of unknown cluster can be claimed"
+                        )
+                which = sa.and_(which, plans_t.c.id.in_(wanted))
+            ids = [r.id for r in conn.execute(sa.select(plans_t.c.id).where(which).order_by(plans_t.c.id))]
+            pubs = publications_t
+            mine = conn.execute(
+                sa.select(pubs.c.plan_id, pubs.c.group_name, pubs.c.version).where(pubs.c.plan_id.in_(ids))
+            ).all()
+            for plan_id, group, version in mine:
+                clash = conn.execute(
+                    sa.select(pubs.c.plan_id).where(
+                        pubs.c.cluster == key, pubs.c.group_name == group, pubs.c.version == version
+                    )
+                ).scalar()
+                if clash is not None:
+                    raise StoreError(
+                        f"cannot claim plan {plan_id}: version {version} of group {group} is recorded "
+                        f"on cluster {key} already (plan {clash}); claim the plans of that cluster "
+                        "with --plan ID and leave the others unknown"
+                    )
+            if ids:
+                conn.execute(sa.update(plans_t).where(plans_t.c.id.in_(ids)).values(cluster=key))
+                conn.execute(sa.update(pubs).where(pubs.c.plan_id.in_(ids)).values(cluster=key))
+        return {"cluster": key, "plans": ids, "publications": len(mine)}
 
     def finish_plan(
         self, plan_id: int, status: str, error: str | None = None, finished_at: datetime | None = None
@@ -118,9 +206,11 @@ class AuditTrail(StoreBase):
         until: datetime | date | None = None,
         limit: int | None = DEFAULT_LIST_LIMIT,
         offset: int = 0,
+        cluster: str | None = None,
     ) -> list[dict[str, Any]]:
         """Plans, newest first, with counts of groups, go decisions and publications
-        (``offset``: skip that many, for paging).
+        (``offset``: skip that many, for paging). Each carries its ``cluster`` ('' when
+        unknown); ``cluster`` narrows to one.
 
         ``group``: plans that evaluated or decided that group, each with that group's
         ``group_type`` and ``assignor`` (what the cluster ran for it; None when unknown).
@@ -155,6 +245,8 @@ class AuditTrail(StoreBase):
                     )
                 )
             )
+        if cluster is not None:
+            q = q.where(p.c.cluster == cluster)
         if since is not None:
             q = q.where(p.c.created_at >= _start_of(since))
         if isinstance(until, datetime):
@@ -169,11 +261,12 @@ class AuditTrail(StoreBase):
         with self._engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
-    def group_history(self, group: str, limit: int = 200) -> list[dict[str, Any]]:
-        """One group across plans, newest first: per plan its time, trigger, status, the gate's
-        verdict and reason, max lag and imbalance now (``current``) and under the plan's chosen
-        (or candidate) strategy, the evaluation error if any, and its publications."""
-        plans = self.list_plans(group=group, limit=limit)
+    def group_history(self, group: str, limit: int = 200, cluster: str | None = None) -> list[dict[str, Any]]:
+        """One group across plans, newest first: per plan its time, cluster, trigger, status, the
+        gate's verdict and reason, max lag and imbalance now (``current``) and under the plan's
+        chosen (or candidate) strategy, the evaluation error if any, and its publications.
+        ``cluster``: only that cluster's plans (a group id names a different group on each)."""
+        plans = self.list_plans(group=group, limit=limit, cluster=cluster)
         details = self.plan_details(p["id"] for p in plans)
         ids = [p["id"] for p in plans]
         measured: dict[tuple[int, str], tuple[Any, Any]] = {}
@@ -206,6 +299,7 @@ class AuditTrail(StoreBase):
                 {
                     "plan_id": p["id"],
                     "created_at": p["created_at"],
+                    "cluster": p["cluster"],
                     "trigger": p["trigger"],
                     "triggered_by": p["triggered_by"],
                     "status": p["status"],
@@ -245,15 +339,17 @@ class AuditTrail(StoreBase):
         return out
 
     def previous_groups(self, plan_id: int, groups: Iterable[str]) -> dict[str, tuple[int, dict[str, Any]]]:
-        """Per group, the newest earlier plan that evaluated it: (plan id, its group dict without
-        results), for "what changed since the previous plan"."""
+        """Per group, the newest earlier plan of the same cluster that evaluated it: (plan id, its
+        group dict without results), for "what changed since the previous plan"."""
         out: dict[str, tuple[int, dict[str, Any]]] = {}
         with self._engine.connect() as conn:
+            cluster = self._plan_row(conn, plan_id)["cluster"]
+            same = sa.select(plans_t.c.id).where(plans_t.c.cluster == cluster)
             for name in groups:
                 pg = plan_groups_t
                 prev = conn.execute(
                     sa.select(sa.func.max(pg.c.plan_id)).where(
-                        pg.c.group_name == name, pg.c.plan_id < plan_id
+                        pg.c.group_name == name, pg.c.plan_id < plan_id, pg.c.plan_id.in_(same)
                     )
                 ).scalar()
                 if prev is not None:
@@ -419,6 +515,15 @@ class AuditTrail(StoreBase):
             raise StoreError(f"plan {plan_id}, group {group}: no gate decision to attach an outcome to")
 
     # -- publications ------------------------------------------------------------------------
+
+
+def _checked_cluster(cluster: str | None) -> str:
+    """A cluster key to store: '' (unknown) for None; StoreError for anything but a string."""
+    if cluster is None:
+        return UNKNOWN_CLUSTER
+    if not isinstance(cluster, str):
+        raise StoreError(f"a cluster is a string (its id), got {cluster!r}")
+    return cluster.strip()
 
 
 def _is_day(value: datetime | date) -> bool:

@@ -22,4 +22,16 @@ class StalePlanError(StoreError):
 
 
 class VersionConflictError(StalePlanError):
-    """Another run reserved or published a newer version of the group since this run looked."""
+    """Another run reserved or published a newer version of the group since this run looked:
+    the rival's ``version``, ``state`` (pending or published), ``plan_id`` and ``cluster``."""
+
+    def __init__(
+        self,
+        message: str,
+        version: int | None = None,
+        state: str | None = None,
+        plan_id: int | None = None,
+        cluster: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.version, self.state, self.plan_id, self.cluster = version, state, plan_id, cluster
