@@ -16,8 +16,9 @@ followed.
 
 Mixed subscriptions follow ``UniformHeterogeneousAssignmentBuilder``'s principles, balance
 first, then stickiness: Kafka's builder balances per topic for at most 16 rounds, best effort;
-lagassign gives sticky's layout, which meets Kafka's balance condition exactly and keeps as
-many owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
+lagassign gives sticky's layout of the group without racks (``rack_blind``: neither of Kafka's
+builders has a rack pass), which meets Kafka's balance condition exactly and keeps as many
+owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
 as many as Kafka and is Kafka's result in 5 of 8; in the others only which member takes which
 free partition differs (``tests/test_uniform.py``). A fresh group whose subscriptions share
 no topic (Kafka's JMH buckets) gets sticky's layout worked directly (``fresh_apart``).
@@ -99,6 +100,17 @@ def homogeneous(group: GroupSnapshot) -> list[list[int]]:
     return layout
 
 
+def rack_blind(group: GroupSnapshot) -> GroupSnapshot:
+    """The group as Kafka's ``UniformAssignor`` sees it: its builders have no rack pass, so
+    the members' racks are left out (sticky's layout would trade owned partitions for rack
+    locality). The group itself when no member has a rack."""
+    if all(m.rack is None for m in group.members):
+        return group
+    members = tuple(m._replace(rack=None) for m in group.members)
+    reset = group.auto_offset_reset
+    return GroupSnapshot(group.group, members, auto_offset_reset=reset, columns=group.columns)
+
+
 class UniformStrategy(Strategy):
     name = "uniform"
     summary = "Kafka's server-side uniform assignor (KIP-848): quotas, owned kept up to them, the rest dealt"
@@ -106,7 +118,8 @@ class UniformStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         if group.identical_subscriptions:
             return build_indexed(self.name, group, homogeneous(group))
-        apart = fresh_apart(group)
+        blind = rack_blind(group)
+        apart = fresh_apart(blind)
         if apart is not None:
             return build_indexed(self.name, group, apart)
-        return build(self.name, group, sticky_assignment(group))
+        return build(self.name, group, sticky_assignment(blind))
