@@ -1,8 +1,10 @@
-"""Kafka's own assignors (kafka-clients 4.3.0, run by tests/java/KafkaAssignors.java) on cases,
-and the seeded random groups the fidelity tests and ``bench/fidelity.py`` compare on.
+"""Kafka's own assignors (Apache Kafka 4.4.0, ``scripts/kafka_harness.py``'s KAFKA_VERSION) on
+cases, and the seeded random groups the fidelity tests and ``bench/fidelity.py`` compare on.
 
-``kafka_assign(cases)`` starts one JVM for the whole batch. ``KAFKA_SKIP`` is None when the
-harness is ready, else the reason to skip (``scripts/kafka_harness.py`` fetches and compiles it).
+``kafka_assign(cases)`` runs the client-side ones (kafka-clients, tests/java/KafkaAssignors.java),
+``server_assign(cases)`` the server-side ones of KIP-848 (kafka-group-coordinator,
+tests/java/ServerAssignors.java); each starts one JVM for the whole batch. ``KAFKA_SKIP`` is None
+when the harness is ready, else the reason to skip (``make harness`` fetches and compiles it).
 """
 
 from __future__ import annotations
@@ -20,31 +22,52 @@ import kafka_harness
 from lagassign.core.model import TopicPartition
 
 KAFKA_SKIP: str | None = kafka_harness.ready()
+KAFKA_VERSION = kafka_harness.KAFKA_VERSION
 #: the assignors the harness reports, by lagassign's strategy names
 KAFKA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky-final")
+#: the server-side ones: as the coordinator orders its input, and in lagassign's order
+SERVER_ASSIGNORS = ("uniform", "uniform-ordered", "range", "range-ordered")
+
+Layout = dict[str, list[TopicPartition]]
 
 
-def kafka_assign(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, list[TopicPartition]]]]:
-    """Per case: assignor name -> member id -> sorted partitions, as kafka-clients assigns them."""
+def _run(main: str, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     text = "".join(json.dumps(c) + "\n" for c in cases)
     out = subprocess.run(
-        ["java", "-cp", kafka_harness.classpath(), "KafkaAssignors"],
+        ["java", "-cp", kafka_harness.classpath(), main],
         input=text,
         capture_output=True,
         text=True,
         check=True,
         timeout=600,
     ).stdout
-    results = []
-    for line in out.splitlines():
-        raw = json.loads(line)
-        results.append(
-            {
-                name: {mid: [TopicPartition(t, p) for t, p in tps] for mid, tps in per_member.items()}
-                for name, per_member in raw.items()
-            }
-        )
+    results = [json.loads(line) for line in out.splitlines()]
     assert len(results) == len(cases)
+    return results
+
+
+def _layouts(raw: dict[str, Any], names: tuple[str, ...]) -> dict[str, Layout]:
+    def layout(per_member: dict[str, list]) -> Layout:
+        return {mid: [TopicPartition(t, p) for t, p in tps] for mid, tps in per_member.items()}
+
+    return {name: layout(raw[name]) for name in names}
+
+
+def kafka_assign(cases: list[dict[str, Any]]) -> list[dict[str, Layout]]:
+    """Per case: assignor name -> member id -> sorted partitions, as kafka-clients assigns them."""
+    return [_layouts(raw, KAFKA_ASSIGNORS) for raw in _run("KafkaAssignors", cases)]
+
+
+def server_assign(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per case: ``SERVER_ASSIGNORS`` name -> member id -> sorted partitions, as Kafka's group
+    coordinator assigns them (``uniform``, ``range``: its input in the coordinator's own hash
+    order; ``uniform-ordered``, ``range-ordered``: members in Kafka's sort order, topics by
+    name), and ``"homogeneous"``: the subscription type the coordinator passes."""
+    results = []
+    for raw in _run("ServerAssignors", cases):
+        result: dict[str, Any] = _layouts(raw, SERVER_ASSIGNORS)
+        result["homogeneous"] = raw["subscription_type"] == "HOMOGENEOUS"
+        results.append(result)
     return results
 
 
