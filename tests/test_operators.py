@@ -15,6 +15,7 @@ import logging
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +267,11 @@ def test_a_group_the_gate_stopped_shows_no_moves(tmp_path: Path) -> None:
     html = plans_page.group_html(group, plan)
     assert "Moves:" not in html and "Nothing moves: the gate stopped this plan." in html
     assert "candidate, not applied" in html
-    assert "publish this plan (lag-optimal)" in html and "re-plan this group" in html
+    # the gate said stop: no primary button, an override behind a confirmation with the numbers
+    assert "publish this plan" not in html and "publish anyway (lag-optimal)" in html
+    assert 'name="confirm" value="yes" required' in html and "the gate said stop:" in html
+    assert re.search(r"max lag [\d,]+ → [\d,]+ messages \(\d+% better\)", html)
+    assert "re-plan this group" in html
 
 
 # -- review, then publish --------------------------------------------------------------------
@@ -512,7 +517,7 @@ def test_live_instances_alive_or_dead_with_version_lag_rate_and_last_seen() -> N
         ("w0", True, 3, 40),
         ("w1", False, 2, 9_000),
     ]
-    assert rows[0]["last_seen"] == "2027-01-15 07:59:58"  # 2 s before now
+    assert rows[0]["last_seen"] == datetime(2027, 1, 15, 7, 59, 58, tzinfo=UTC)  # 2 s before now
     html = plans_page.live_instances_html(rows)
     assert "<span class=go>alive</span>" in html and "<span class=err>dead</span>" in html
     assert "120.5" in html and "9,000" in html
@@ -565,7 +570,7 @@ def test_a_subscribe_group_offers_no_publish_button(tmp_path: Path) -> None:
     html = plans_page.plan_html(plan, kinds=kinds)
     assert "publish this plan" not in html and "not publishable: a subscribe() group" in html
     assert "re-plan this group" in html
-    assert "publish this plan" in plans_page.plan_html(plan, kinds={GROUP: "assign"})
+    assert "publish anyway" in plans_page.plan_html(plan, kinds={GROUP: "assign"})
     assert group_kinds(str(tmp_path / "gone"), {GROUP}) == {}
 
 

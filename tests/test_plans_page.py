@@ -108,7 +108,7 @@ def test_chart_has_a_bar_per_consumer_and_strategy_and_a_legend(skewed: dict[str
     assert "lag-optimal (chosen)" in texts and "current" in texts
     # a bar's height is proportional to its lag
     lag = dict(series)["current"]["consumer-0"]
-    title = f"consumer-0 under current: {lag:,}"
+    title = f"consumer-0 under current: {lag:,} messages"
     bar = next(r for r in bars if r.find(f"{ns}title").text == title)
     assert float(bar.get("height")) > 0
     assert not re.search(r"(href|src)=", svg)  # nothing loaded from anywhere
@@ -132,10 +132,17 @@ def test_plan_page_has_header_decision_chart_metrics_and_moves(skewed: dict[str,
     assert "refused: constrained-sticky" in html
     (group,) = skewed["groups"]
     chosen = next(r for r in group["results"] if r["strategy"] == "lag-optimal")
-    assert f"Moves: current → lag-optimal ({chosen['metrics']['moves']})" in html
-    assert "nothing published for this plan" in html
-    # nothing loaded from anywhere: one inline script (the colour mode), no link, image or frame
-    assert html.count("<script") == 1 and "<script>try{" in html
+    assert f"Moves: current → lag-optimal ({chosen['metrics']['moves']} change consumer)" in html
+    assert '<span class="badge off" data-outcome="off"' in html and ">apply off</span>" in html
+    # parameters as a key/value table, defaults marked; no JSON
+    table = plans_page.params_table({"threshold": 1.1, "apply": False, "max_moves": None, "groups": "o.*"})
+    assert table.startswith('<table class="params">') and "{" not in table
+    assert '<td>imbalance threshold</td><td>1.1 <span class="tag default">default</span>' in table
+    assert "<td>max moves</td><td>no limit" in table and "<td>apply</td><td>off" in table
+    assert "<td>groups (regular expression)</td><td>o.*</td>" in table  # not the default: unmarked
+    # nothing loaded from anywhere: one inline script (colour mode, timezone, links), no link,
+    # image or frame
+    assert html.count("<script") == 1 and "localStorage.getItem('timezone')" in html
     assert not re.search(r"<(link|img|iframe)\b|src=|href=\"https?:|url\(|@import", html)
 
 
@@ -151,8 +158,8 @@ def test_a_group_says_what_the_cluster_runs_and_marks_kafkas_row(tmp_path: Path)
         plan = store.get_plan(plan_id)
     html = plans_page.plan_html(plan)
     line = "group type classic · assignor cooperative-sticky · Kafka&#x27;s row: cooperative-sticky"
-    assert f'<h2>group {GROUP}</h2><p class="cluster muted">{line}</p>' in html
-    assert html.count('class="cluster') == 1 and "<h2>group plain</h2><p" in html
+    assert re.search(rf'<h2>group {GROUP} <span class="badge[^<]*</span></h2><p class="cluster muted">{line}</p>', html)
+    assert html.count('class="cluster') == 1 and re.search(r"<h2>group plain <span[^<]*</span></h2><p", html)
     kafka_tag = '<span class="tag kafka"'
     assert html.count(kafka_tag) == 1
     row = next(r for r in html.split("<tr") if kafka_tag in r)
@@ -177,7 +184,7 @@ def test_a_group_planned_in_time_shows_catch_up_next_to_lag(tmp_path: Path) -> N
         "lag in time up to 1 h 7 min (t-0)"
     ) in timed
     # per strategy and per member
-    assert "<th>max catch-up</th>" in timed and "<th>catch-up now → plan</th>" in timed
+    assert '<th class="num">max catch-up</th>' in timed and '<th class="num">catch-up now → plan</th>' in timed
     assert "<td class=num>36,000 (2 min)</td><td>slow</td><td>fast</td>" in timed  # t-1 moves
     group = next(g for g in plan["groups"] if g["group"] == UNEQUAL["group"])
     assert plans_page.catch_up_line(group) is not None
@@ -197,17 +204,17 @@ def test_list_and_history_show_max_catch_up_for_groups_planned_in_time(tmp_path:
         untimed_rows = store.group_history(GROUP)
     assert times[(plan_id, UNEQUAL["group"], "current")] == 9_000.0
     assert (plan_id, GROUP, "current") not in times
-    assert "<th>max catch-up now → plan</th>" in html
-    cell = re.search(r'<td class="num catch-up">(.*?)</td>', html).group(1)
-    # groups in name order; the gate stopped the unequal group (its candidate not applied)
-    assert cell.split("<br>") == ["-", "2 h 30 min → 1 h 15 min (not applied)"]
+    assert '<th class="num">max catch-up now → plan</th>' in html
+    cells = re.findall(r'<td class="num catch-up">(.*?)</td>', html)
+    # one row per group, in name order; the gate stopped the unequal group (candidate not applied)
+    assert cells == ["-", "2 h 30 min → 1 h 15 min (not applied)"]
     # without any timed group on the page, the column is not there
     assert "catch-up" not in plans_page.plans_list_html(plans, {}, catch_up={})
     assert timed_rows[0]["current_max_catch_up_s"] == 9_000.0
     assert timed_rows[0]["plan_max_catch_up_s"] == 4_500.0
     history = plans_page.history_html(UNEQUAL["group"], timed_rows, [])
-    assert "<th>max catch-up now</th>" in history and "<th>max catch-up under plan</th>" in history
-    assert re.findall(r'<td class="num catch-up">(.*?)</td>', history) == ["2 h 30 min", "1 h 15 min"]
+    assert '<th class="num">max catch-up now → plan</th>' in history
+    assert re.findall(r'<td class="num catch-up">(.*?)</td>', history) == ["2 h 30 min → 1 h 15 min"]
     assert "catch-up" not in plans_page.history_html(GROUP, untimed_rows, [])
 
 
@@ -237,9 +244,10 @@ def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> Non
         )
     row = re.search(r"<tbody>(.*)</tbody>", html).group(1)
     assert f'<a href="plans/{plan_id}">plan {plan_id}</a>' in row
-    assert "2026-05-01 06:00:00" in row and "manual by alice" in row
-    assert "orders-enricher" in row and '<span class="go">go</span>' in row
-    assert "lag-optimal" in row and "v1" in row
+    assert '<time datetime="2026-05-01T06:00:00+00:00" data-f="full">2026-05-01 06:00:00 UTC</time>' in row
+    assert "manual by alice" in row
+    assert "orders-enricher" in row and ">published v1</span>" in row
+    assert "lag-optimal" in row and "lag-optimal lowers max lag" in row
     assert 'name="group" value="orders-enricher"' in html and 'value="2026-05-01"' in html
 
 
@@ -261,7 +269,7 @@ def test_every_value_is_escaped(tmp_path: Path) -> None:
 
 def test_error_page_escapes_its_message() -> None:
     html = plans_page.error_page(400, f"since: {EVIL!r} is bad")
-    assert "<h1>400</h1>" in html and "<script>alert" not in html
+    assert "<h1>Cannot show that</h1>" in html and "<script>alert" not in html
 
 
 # -- filters ---------------------------------------------------------------------------------
