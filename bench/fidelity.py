@@ -1,4 +1,4 @@
-"""Agreement with Kafka's own assignors (kafka-clients 4.3.0) on seeded random groups.
+"""Agreement with Kafka's own assignors (Apache Kafka 4.4.0) on seeded random groups.
 
 Prints, over identical and mixed subscriptions with and without owned partitions, static
 members and racks: how often range and roundrobin are identical to Kafka's; sticky's and
@@ -7,10 +7,13 @@ goal); Kafka's general builder as replayed by ``kafka_general`` (mixed subscript
 sticky holds its result against) and its constrained one by ``kafka_constrained`` (one
 subscription, which cooperative-sticky holds its result against with racks); and the
 rack-local partitions of range and the sticky pair against Kafka's (groups with racks, where
-Kafka trades moves for locality). Needs the harness:
-``scripts/kafka_harness.py`` first. Figures for people, not a test.
+Kafka trades moves for locality). Then, against the server-side assignors of KIP-848
+(kafka-group-coordinator: ``UniformAssignor``, ``RangeAssignor``), the table of
+docs/fidelity.md: per comparison the groups, how many are identical, how many differ and why
+(``tests/server_fidelity.py`` gives every difference its reason). Needs the harness:
+``make harness`` first. Figures for people, not a test.
 
-    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20]
+    .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20] [--server-only]
 
 ``--big N`` adds N groups of 101-400 members with racks and owned partitions, one
 subscription and mixed ones (where sticky's chain search runs in blocks): per group, moves
@@ -30,12 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from groups import kafka_balance_violation, moved
-from kafka_java import KAFKA_SKIP, kafka_assign, random_case
+from kafka_java import KAFKA_SKIP, KAFKA_VERSION, kafka_assign, random_case, server_assign
 from lagassign.core.case import parse_case
 from lagassign.core.scoring import score
 from lagassign.core.strategies import get_strategy
 from lagassign.core.strategies.kafka_constrained import kafka_constrained, kafka_constrained_cooperative
 from lagassign.core.strategies.kafka_general import kafka_general, kafka_general_cooperative
+from server_fidelity import IDENTICAL, range_reason, server_cases, uniform_reason
 
 PAIRS = [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]
 RACK_OPTIONS = [
@@ -57,9 +61,17 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--big", type=int, default=0, help="also this many groups of 101-400 members")
+    parser.add_argument("--server-only", action="store_true", help="only the server-side assignors' table")
     args = parser.parse_args()
     if KAFKA_SKIP:
         raise SystemExit(f"Kafka harness not ready: {KAFKA_SKIP}")
+    if not args.server_only:
+        clients(args)
+    server(args.groups, args.seed)
+
+
+def clients(args: argparse.Namespace) -> None:
+    """The client-side assignors (kafka-clients) against lagassign's strategies."""
     rnd = random.Random(args.seed)
     cases = [random_case(rnd) for _ in range(args.groups)]
     start = time.perf_counter()
@@ -116,7 +128,7 @@ def main() -> None:
                 c[(name, rack, "cross lag")] += m.get("cross_rack_lag", 0)
                 c[(name, rack, "max lag")] += m["max_lag"]
     n = args.groups
-    print(f"{n} groups (seed {args.seed}); kafka-clients 4.3.0 took {java_s:.1f} s for all of them")
+    print(f"{n} groups (seed {args.seed}); kafka-clients {KAFKA_VERSION} took {java_s:.1f} s for all of them")
     print(
         f"  {c[('groups', 'static')]} with static members, {c[('groups', 'racks')]} with racks "
         f"({c['partitions racks']} partitions)"
@@ -169,6 +181,59 @@ def main() -> None:
         )
     if args.big:
         big(args.big, args.seed)
+
+
+def server(n: int, seed: int) -> None:
+    """The server-side assignors (kafka-group-coordinator) against ``uniform`` and ``range``,
+    as the Markdown table of docs/fidelity.md. ``uniform`` is compared in both of Kafka's input
+    orders: lagassign's (members static first by instance id, then by id; topics by name) and
+    the coordinator's own (hash order of member and topic ids)."""
+    cases = server_cases(random.Random(seed), n)
+    start = time.perf_counter()
+    kafka = server_assign(cases)
+    java_s = time.perf_counter() - start
+    one, mixed = "`uniform`, one subscription", "`uniform`, mixed subscriptions"
+    ours_order, coordinator = "`UniformAssignor`, lagassign's order", "`UniformAssignor`, coordinator's order"
+    rows: dict[tuple[str, str], Counter] = {
+        (one, ours_order): Counter(),
+        (one, coordinator): Counter(),
+        (mixed, ours_order): Counter(),
+        (mixed, coordinator): Counter(),
+        ("`range`, groups without racks", "`RangeAssignor`"): Counter(),
+        ("`range`, groups with racks", "`RangeAssignor`"): Counter(),
+    }
+    moves: Counter = Counter()
+    for case, k in zip(cases, kafka, strict=True):
+        g = parse_case(case)
+        ours = get_strategy("uniform").assign(g).members
+        subs = one if g.identical_subscriptions else mixed
+        for order, name in ((ours_order, "uniform-ordered"), (coordinator, "uniform")):
+            rows[subs, order][uniform_reason(g, ours, k[name], k["uniform-ordered"])] += 1
+        if not g.identical_subscriptions and g.owner:
+            moves["groups"] += 1
+            moves["ours"] += len(moved(g.owner, ours))
+            moves["kafka"] += len(moved(g.owner, k["uniform"]))
+        moves["kafka unbalanced"] += kafka_balance_violation(g, k["uniform"]) is not None
+        racks = "with" if g.rack_aware else "without"
+        reason = range_reason(case, get_strategy("range").assign(g).members, k["range"])
+        rows[f"`range`, groups {racks} racks", "`RangeAssignor`"][reason] += 1
+    print()
+    print(f"Kafka {KAFKA_VERSION}'s server-side assignors (kafka-group-coordinator): {n} groups, seed {seed}")
+    print(f"(Kafka's four runs of them all: {java_s:.1f} s)")
+    print()
+    print("| lagassign | Kafka | groups | identical | differing | why they differ (groups) |")
+    print("| --- | --- | ---: | ---: | ---: | --- |")
+    for (ours_label, kafka_label), reasons in rows.items():
+        total = sum(reasons.values())
+        same = reasons[IDENTICAL]
+        why = ", ".join(f"{r} ({c})" for r, c in reasons.most_common() if r != IDENTICAL) or "-"
+        print(f"| {ours_label} | {kafka_label} | {total} | {same} | {total - same} | {why} |")
+    print()
+    print(
+        f"Mixed subscriptions with owned partitions ({moves['groups']} groups): partitions moved, lagassign"
+        f" {moves['ours']}, Kafka {moves['kafka']} (coordinator's order). Kafka's uniform breaks the"
+        f" balance condition lagassign keeps in {moves['kafka unbalanced']} of {n} groups."
+    )
 
 
 def big(n: int, seed: int) -> None:

@@ -3,17 +3,19 @@
 tests/java/ServerAssignors.java): the seeded groups they are compared on, and why a result
 differs, case by case. Shared by tests/test_fidelity_server_assignors.py and bench/fidelity.py.
 
-Every difference gets one reason; ``UNEXPLAINED`` means none of them holds (a bug to look at):
+Every difference gets one reason (a short label); ``UNEXPLAINED`` means none of them holds (a
+bug to look at):
 
 - ``uniform`` with one subscription against Kafka in lagassign's order (members static first by
   instance id, then by id; topics by name): no reason, it must be identical. Against the
   coordinator's own order (hash order of member ids and topic ids) the reason is ``ORDER``:
   identical in lagassign's order, and the same number of moves.
 - ``uniform`` with mixed subscriptions (lagassign gives sticky's layout, Kafka its heterogeneous
-  builder): ``FEWER_MOVES`` (lagassign keeps more of the owned partitions), ``SAME_KEPT`` (the
-  same owned partitions stay, the others are dealt differently: every fresh group is here) or
-  ``OTHERS_KEPT`` (as many owned partitions stay, not the same ones); in each, lagassign's
-  layout meets Kafka's balance condition.
+  builder): ``FRESH`` (nothing owned: the partitions dealt to other members),
+  ``FEWER_MOVES`` (lagassign keeps more of the owned partitions), ``SAME_KEPT`` (the same owned
+  partitions stay, the others are dealt to other members) or ``OTHERS_KEPT`` (as many owned
+  partitions stay, not the same ones); in each, lagassign's layout meets Kafka's balance
+  condition.
 - ``range`` against the server's ``RangeAssignor``: ``RACKS`` (lagassign's ``range`` is the
   client's, whose rack-aware pass of KIP-881 the server's lacks: without the racks the two
   are identical).
@@ -33,11 +35,12 @@ from lagassign.core.strategies import get_strategy
 Layout = dict[str, list[TopicPartition]]
 
 IDENTICAL = "identical"
-ORDER = "order: Kafka walks members and topics in hash order (identical in lagassign's order, same moves)"
-FEWER_MOVES = "fewer moves: lagassign keeps more of the owned partitions"
-SAME_KEPT = "the same owned partitions kept, the others dealt to other members"
-OTHERS_KEPT = "as many owned partitions kept, other ones"
-RACKS = "racks: the client's rack-aware pass (KIP-881), which the server's lacks; identical without racks"
+ORDER = "order"
+FEWER_MOVES = "fewer moves"
+FRESH = "fresh"
+SAME_KEPT = "same kept"
+OTHERS_KEPT = "others kept"
+RACKS = "racks"
 UNEXPLAINED = "UNEXPLAINED"
 
 
@@ -68,6 +71,8 @@ def uniform_reason(group: GroupSnapshot, ours: Layout, kafka: Layout, kafka_orde
         return ORDER if ours == kafka_ordered and len(mine) == len(theirs) else UNEXPLAINED
     if kafka_balance_violation(group, ours) is not None:
         return UNEXPLAINED
+    if not group.owner:
+        return FRESH
     if len(mine) < len(theirs):
         return FEWER_MOVES
     if mine == theirs:

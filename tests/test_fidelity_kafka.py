@@ -1,6 +1,6 @@
-"""lagassign's Kafka strategies against Kafka's own assignors (kafka-clients 4.3.0) on seeded
+"""lagassign's Kafka strategies against Kafka's own assignors (kafka-clients 4.4.0) on seeded
 random groups: identical and mixed subscriptions, with and without owned partitions, static
-members and racks. Run ``scripts/kafka_harness.py`` first (CI does); skipped without it."""
+members and racks. Run ``make harness`` first (``make test`` and CI do); skipped without it."""
 
 from __future__ import annotations
 
