@@ -91,6 +91,10 @@ def test_a_tombstone_means_closed_and_a_newer_record_brings_the_instance_back():
     # An older record arriving late does not replace a newer one.
     table.apply("g", "w0", status("w0", ago_ms=60_000), NOW + 30)
     assert set(table.alive("g", NOW)) == {"w0"}
+    # The log cleaner drops the records before a tombstone: a tombstone alone means closed too.
+    cleaned = liveness()
+    cleaned.apply("g", "w1", None, NOW)
+    assert cleaned.known("g") == {"w1"} and cleaned.departure("g", "w1", NOW).why == "closed"
 
 
 # -- the handover rule ----------------------------------------------------------------------------

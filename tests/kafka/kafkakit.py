@@ -19,9 +19,10 @@ from brokerctl import Broker
 
 def needs(broker: Broker, feature: str) -> None:
     """Skip where the broker lacks ``feature`` (say which): ``consumer protocol`` (KIP-848 groups,
-    Kafka 4 only), ``member eviction`` (noida never evicts a dead member)."""
+    Kafka 4 only), ``member eviction`` (noida never evicts a dead member), ``log cleaner``
+    (noida keeps every record of a compacted topic)."""
     lacks = (feature == "consumer protocol" and "consumer" not in broker.protocols) or (
-        feature == "member eviction" and broker.kind == "noida"
+        feature in ("member eviction", "log cleaner") and broker.kind == "noida"
     )
     if lacks:
         pytest.skip(f"{broker.kind} lacks {feature}")

@@ -185,11 +185,13 @@ class Liveness:
     _closed: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def apply(self, group: str, instance: str, status: InstanceStatus | None, now_ms: int) -> None:
-        """Take in one record in topic order; ``None`` is a tombstone (the instance closed)."""
+        """Take in one record in topic order; ``None`` is a tombstone (the instance closed).
+
+        A tombstone counts also without a record before it: the log cleaner drops an instance's
+        records before its tombstone, which it keeps for the topic's ``delete.retention.ms``."""
         key = (group, instance)
         if status is None:
-            if key in self._latest:
-                self._closed[key] = now_ms
+            self._closed[key] = now_ms
             self._latest.pop(key, None)
             return
         held = self._latest.get(key)

@@ -40,6 +40,12 @@ class PlanDeliveryUnknownError(PlanError):
 
 #: Plans compress well (topic names repeat); gzip is understood by every broker since 0.8.
 COMPRESSION = "gzip"
+#: A group's whole plan is one record. The broker's default limit (1 MiB) holds a plan of about
+#: 400,000 partitions compressed; the plans topic is created with 8 MiB, room for some 3 million
+#: (a 50,000-partition plan is 1.9 MB, 137 KB compressed). Segments roll hourly so that the
+#: cleaner can drop superseded plans within hours, not after the default week: every reader
+#: (each PlanConsumer at start) reads the topic from its beginning.
+PLANS_TOPIC_CONFIG = {"max.message.bytes": str(8 * 1024 * 1024), "segment.ms": str(60 * 60 * 1000)}
 #: librdkafka checks a record's *uncompressed* size against its own message.max.bytes before
 #: sending; the broker's limit (the topic's max.message.bytes, 1 MiB by default) applies to the
 #: compressed batch. So the producer's own check is set far above, and the broker decides.
@@ -116,10 +122,16 @@ class PlanStore:
         return sorted(t.partitions)
 
     def ensure_topic(self, partitions: int = 1) -> None:
-        """Create the plans topic, compacted, if it does not exist."""
+        """Create the plans topic if it does not exist (compacted, ``PLANS_TOPIC_CONFIG``)."""
         if self.partitions() is None:
             create_compacted(
-                self._admin_client(), self.topic, partitions, {}, self.timeout, "plans topic", self.partitions
+                self._admin_client(),
+                self.topic,
+                partitions,
+                PLANS_TOPIC_CONFIG,
+                self.timeout,
+                "plans topic",
+                self.partitions,
             )
 
     def max_message_bytes(self) -> int | None:

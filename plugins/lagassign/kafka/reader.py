@@ -24,16 +24,25 @@ def catch_up(
     when that takes longer than ``timeout``."""
     from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
 
+    # A partition whose leader is moving (a topic just created, a broker restarting) answers
+    # NOT_LEADER or LEADER_NOT_AVAILABLE for a moment: ask again until the deadline.
+    passing = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+    deadline = time.monotonic() + timeout
     ends: dict[tuple[str, int], int] = {}
     for topic, p in partitions:
-        try:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-        except KafkaException as exc:
-            raise BrokerUnavailableError(f"cannot read offsets of {topic}-{p}: {reason(exc)}") from None
+        while True:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+                break
+            except KafkaException as exc:
+                if exc.args[0].code() not in passing or time.monotonic() > deadline:
+                    raise BrokerUnavailableError(
+                        f"cannot read offsets of {topic}-{p}: {reason(exc)}"
+                    ) from None
+                time.sleep(0.2)
         ends[(topic, p)] = high if high > low else 0
     consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in ends])
     pending = {tp for tp, end in ends.items() if end > 0}
-    deadline = time.monotonic() + timeout
     while pending:
         if time.monotonic() > deadline:
             topics = ", ".join(sorted({t for t, _ in pending}))

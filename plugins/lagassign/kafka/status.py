@@ -1,8 +1,9 @@
 """The status topic: where instances that follow plans announce themselves (``liveness`` is the
 pure half: the record format and who is alive).
 
-* Name: ``lagassign.status`` by default; compacted (``cleanup.policy=compact``) with short
-  segments so the heartbeats of the active segment are compacted within minutes.
+* Name: ``lagassign.status`` by default; compacted (``cleanup.policy=compact``, tombstones kept
+  a day) with short segments so the heartbeats of the active segment are compacted within
+  minutes.
 * Key: the JSON array ``["group", "instance"]`` (UTF-8), so any group or instance id is
   unambiguous; value: ``InstanceStatus.to_json()``, or null (a tombstone) on clean close.
 * Partition: ``crc32(group) % partitions``, chosen by the writer, so all instances of one group
@@ -29,7 +30,9 @@ from .topicadmin import create_compacted, topic_partitions
 log = logging.getLogger(__name__)
 
 STATUS_PARTITIONS = 5
-STATUS_TOPIC_CONFIG = {"segment.ms": "600000"}  # with cleanup.policy=compact
+#: With ``topicadmin.COMPACTED``: segments roll every 10 minutes, so that the cleaner can
+#: collapse the heartbeats of an instance (one every 3 s) to its newest within minutes.
+STATUS_TOPIC_CONFIG = {"segment.ms": str(10 * 60 * 1000)}
 
 
 def status_key(group: str, instance: str) -> bytes:
