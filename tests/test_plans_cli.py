@@ -75,6 +75,7 @@ def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.Capture
         "id",
         "created",
         "(UTC)",
+        "cluster",
         "status",
         "trigger",
         "groups",
@@ -84,7 +85,8 @@ def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.Capture
         "run",
     ]
     assert [r.split()[0] for r in rows] == [str(db["manual"]), str(db["failed"])]
-    assert "2026-05-02 07:00:00  succeeded  manual by alice" in rows[0]
+    # recorded with no cluster known: listed as such
+    assert "2026-05-02 07:00:00  unknown  succeeded  manual by alice" in rows[0]
     assert rows[0].split()[-6:] == ["3", "1", "1", "lagassign_rebalance", "/", "manual__2"]
     assert "failed     scheduled" in rows[1]
 
@@ -133,14 +135,18 @@ def test_list_for_one_group_says_what_the_cluster_ran(
 
 def test_list_of_an_empty_store_says_so(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "plans", "list", "--group", "nobody")
-    assert (rc, out) == (0, "no plans\n")
+    assert (rc, out) == (0, f"no plans match in the audit store {db['url']}\n")
+    empty = db["url"].replace("audit.db", "empty.db")
+    AuditStore(empty).close()
+    rc, out, _ = run(capsys, "plans", "list", "--db", empty)
+    assert (rc, out) == (0, f"no plans in the audit store {empty}\n")  # which store was read
 
 
 def test_show_tells_the_story(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(capsys, "plans", "show", str(db["manual"]))
     assert rc == 0 and err == ""
     orders, calm = (d for d in db["decisions"])
-    assert out.startswith(f"plan {db['manual']}: succeeded, manual by alice\n")
+    assert out.startswith(f"plan {db['manual']}: succeeded, manual by alice\n  cluster   unknown\n")
     assert "  dag run   lagassign_rebalance / manual__2" in out
     assert "  snapshot  /snapshots/2 (taken 2026-05-02 06:00:00 UTC)" in out
     assert '  parameters {"apply": true, "threshold": 1.1}' in out
@@ -197,7 +203,9 @@ def test_history_of_a_group_with_catch_up_where_planned_in_time(
     case = json.loads((Path(__file__).parent.parent / "examples" / "unequal-consumers.json").read_text())
     with AuditStore(url) as store:
         for hours in (0, 1):
-            plan_id = store.start_plan("manual", "bob", created_at=T0 + timedelta(hours=hours))
+            plan_id = store.start_plan(
+                "manual", "bob", created_at=T0 + timedelta(hours=hours), cluster="lkc-prod"
+            )
             evaluations = [evaluate(case), evaluate(CALM)]
             store.record_evaluations(plan_id, evaluations)
             store.record_decisions(plan_id, decide_all(evaluations))
@@ -205,7 +213,7 @@ def test_history_of_a_group_with_catch_up_where_planned_in_time(
     assert rc == 0
     head, newest, oldest = out.splitlines()
     assert head.split("  ")[0] == "plan" and "catch-up now" in head and "catch-up under plan" in head
-    assert newest.strip().startswith("2  2026-05-01 07:00:00  manual by bob  stop")
+    assert newest.strip().startswith("2  2026-05-01 07:00:00  lkc-prod  manual by bob  stop")
     # max lag 72,000 now; drain-optimal gives the fast member more lag but halves the catch-up time
     assert "72,000  drain-optimal" in newest and newest.endswith("2 h 30 min           1 h 15 min  -")
     assert oldest.strip().startswith("1  2026-05-01 06:00:00")
@@ -227,8 +235,15 @@ def test_show_a_failed_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[st
 def test_show_json_is_the_stored_plan(db: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "plans", "show", str(db["manual"]), "--json")
     shown = json.loads(out)
-    expected = json.loads(json.dumps(db["plan"], default=lambda v: v.isoformat()))
+    # the stored plan, each result of a group whose type and assignor are known flagged
+    # kafka_choice (true on the row that is what Kafka itself would do)
+    from lagassign.cli.plans import with_kafka_choice
+
+    expected = json.loads(json.dumps(with_kafka_choice(db["plan"]), default=lambda v: v.isoformat()))
     assert rc == 0 and shown == expected
+    orders = shown["groups"][2]["results"]
+    assert [r["strategy"] for r in orders if r["kafka_choice"]] == ["uniform"]
+    assert all("kafka_choice" not in r for g in shown["groups"][:2] for r in g.get("results") or ())
     assert [g["group"] for g in shown["groups"]] == ["broken", "calm", "orders"]
     assert [(g["group_type"], g["assignor"]) for g in shown["groups"]] == [
         (None, None),
@@ -256,7 +271,7 @@ def test_show_unknown_id_is_one_clear_line(db: dict[str, Any], capsys: pytest.Ca
         (["plans", "show", "seven"], "argument ID: expected a plan id or 'latest', got 'seven'"),
         (["plans", "list", "--since", "2026-13-01"], "argument --since: '2026-13-01' is not an ISO date"),
         (["plans", "list", "--limit", "0"], "argument --limit: '0' is not a whole number ≥ 1"),
-        (["plans"], "required"),
+        (["plans", "frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
     ],
 )
 def test_bad_arguments_are_one_line(

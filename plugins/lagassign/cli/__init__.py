@@ -1,4 +1,9 @@
-"""The ``lagassign`` command. Every LagassignError becomes one line on stderr and exit code 2."""
+"""The ``lagassign`` command.
+
+Every operational error becomes one line on stderr and exit code 2: a LagassignError (what
+people can cause and fix), and what the world around raises when it fails (a file, the network,
+the broker, the database). A bare command (``lagassign``, ``lagassign plans``) prints its usage.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.case import load_case_text, parse_case
@@ -14,7 +19,7 @@ from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group, run_strategy
 from ..core.report import evaluation_table
 from ..core.strategies import strategy_names
-from .options import add_lag_optimal_options
+from .options import add_lag_optimal_options, non_negative, strategy_list
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,6 +27,22 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"lagassign: error: {message}\n")
+
+
+def _usage_of(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """A handler for a command given without its subcommand: the command's help on stderr."""
+
+    def usage(_args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return 2
+
+    return usage
+
+
+def add_commands(parser: argparse.ArgumentParser, title: str) -> Any:
+    """Subcommands of ``parser``; given none, the command prints its usage (exit 2)."""
+    parser.set_defaults(func=_usage_of(parser))
+    return parser.add_subparsers(title=title, metavar="COMMAND", parser_class=_Parser)
 
 
 def _read_case(path: str) -> dict[str, Any]:
@@ -52,7 +73,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    strategies = args.strategies.split(",") if args.strategies else None
+    strategies = list(args.strategies) if args.strategies else None
     group = parse_case(_read_case(args.case))
     options = {"max_moves": args.max_moves, "exact_budget": args.exact_budget}
     evaluation = evaluate_group(group, strategies, **options).to_dict()
@@ -75,8 +96,11 @@ _EXTENSIONS: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = _Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"lagassign {__version__}")
+    sub = add_commands(parser, "commands")
 
     p = sub.add_parser("assign", help="assign a case's partitions with one strategy (JSON out)")
     p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
@@ -87,15 +111,17 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("off", "prefer", "require"),
         help="lag-aware and lag-optimal: rack-local partitions (KIP-881) preferred or required",
     )
-    p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
+    p.add_argument("--indent", type=non_negative, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_assign)
 
     p = sub.add_parser("evaluate", help="run every strategy on a case and compare them")
     p.add_argument("case", help="case file (JSON), or - for stdin")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
-    p.add_argument("--strategies", help="comma-separated subset of strategies (default: all)")
+    p.add_argument(
+        "--strategies", type=strategy_list, help="comma-separated subset of strategies (default: all)"
+    )
     add_lag_optimal_options(p)
-    p.add_argument("--indent", type=int, default=None, help="pretty-print JSON with this indent")
+    p.add_argument("--indent", type=non_negative, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_evaluate)
 
     for name in _EXTENSIONS:
@@ -106,15 +132,42 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except LagassignError as exc:
-        print(f"lagassign: error: {exc}", file=sys.stderr)
-        return 2
+        return int(args.func(args))
     except KeyboardInterrupt:
         print("lagassign: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        line = operational_error(exc)
+        if line is None:
+            raise  # a bug: its traceback is what a report needs
+        print(f"lagassign: error: {line}", file=sys.stderr)
+        return 2
+
+
+def operational_error(exc: BaseException) -> str | None:
+    """The one line for an error of operation (bad input, or the world around failing: a file,
+    the network, the broker, the database), or None for a bug in lagassign."""
+    if isinstance(exc, LagassignError):
+        return _one_line(str(exc)) or type(exc).__name__
+    if isinstance(exc, OSError):
+        if exc.filename is not None and exc.strerror:
+            return _one_line(f"{exc.filename}: {exc.strerror}")
+        return _one_line(str(exc)) or type(exc).__name__
+    kafka = sys.modules.get("confluent_kafka")
+    if kafka is not None and isinstance(exc, kafka.KafkaException):
+        from ..kafka.errors import reason
+
+        return _one_line(f"Kafka: {reason(exc)}")
+    sqlalchemy = sys.modules.get("sqlalchemy.exc")
+    if sqlalchemy is not None and isinstance(exc, sqlalchemy.DBAPIError):
+        return _one_line(f"audit store: {exc.orig}")
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

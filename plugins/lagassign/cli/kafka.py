@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from ..core.lag import RESET_POLICIES
 from ..core.topics import PLAN_TOPIC
+from .options import groups_file, positive, positive_seconds
 
 RDKAFKA_LOGGER = "lagassign.kafka.librdkafka"
 
@@ -41,7 +42,7 @@ def _add_connection_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="timeout of each Kafka request (default 30)",
@@ -58,7 +59,12 @@ def register(subparsers: Any) -> None:
         metavar="REGEX",
         help="discovered groups whose whole id matches REGEX (default: every group)",
     )
-    p.add_argument("--groups-file", metavar="FILE", help="YAML file declaring groups in manual assign() mode")
+    p.add_argument(
+        "--groups-file",
+        type=groups_file,
+        metavar="FILE",
+        help="YAML file declaring groups in manual assign() mode",
+    )
     p.add_argument(
         "--auto-offset-reset",
         choices=RESET_POLICIES,
@@ -70,7 +76,9 @@ def register(subparsers: Any) -> None:
         default=PLAN_TOPIC,
         help="where assign()-mode groups' current plans are read (default lagassign.plans)",
     )
-    p.add_argument("--concurrency", type=int, default=64, help="AdminClient requests in flight (default 64)")
+    p.add_argument(
+        "--concurrency", type=positive, default=64, help="AdminClient requests in flight (default 64)"
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables and manifest")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.set_defaults(func=_cmd_snapshot)
@@ -254,6 +262,7 @@ def publish_by_hand(
     from ..core.gate import GateDecision
     from ..core.publishing import PublishFacts, decide_publication
     from ..kafka.applier import apply_publication
+    from ..kafka.cluster import cluster_of
     from ..kafka.errors import PlanError
     from ..kafka.plans import PlanStore
     from ..store import AuditStore
@@ -270,7 +279,8 @@ def publish_by_hand(
         }
         plan_id = store.start_plan("manual", getpass.getuser(), parameters=parameters)
         try:
-            store.set_snapshot(plan_id, None, snapshot_at)
+            cluster = cluster_of(config, timeout)
+            store.set_snapshot(plan_id, None, snapshot_at, cluster)
             store.record_evaluations(
                 plan_id,
                 [
@@ -296,7 +306,7 @@ def publish_by_hand(
                 strategy,
                 spec["members"],
                 in_force,
-                store.ledger_state([group])[group],
+                store.ledger_state([group], cluster)[group],
                 plan_id=plan_id,
                 snapshot_at=snapshot_at,
                 snapshot_version=in_force.version if in_force else None,

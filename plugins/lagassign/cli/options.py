@@ -17,6 +17,49 @@ def non_negative(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def strategy_list(text: str) -> tuple[str, ...]:
+    """argparse type: comma-separated strategy names, at least one, each known."""
+    from ..core.strategies import strategy_names
+
+    names = tuple(s.strip() for s in text.split(","))
+    if not text.strip() or any(not s for s in names):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated strategy names (leave the option out for all), got {text!r}"
+        )
+    unknown = [s for s in names if s not in strategy_names()]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown strategy {unknown[0]!r}; known: {', '.join(strategy_names())}"
+        )
+    return names
+
+
+def groups_file(text: str) -> str:
+    """argparse type: a groups file that reads and declares at least one group (its path)."""
+    from ..kafka.errors import GroupsFileError
+    from ..kafka.groupsfile import load_capacities, load_groups_file
+
+    try:
+        declared = load_groups_file(text)
+        configured = load_capacities(text)
+    except GroupsFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not declared and not configured:
+        raise argparse.ArgumentTypeError(f"groups file {text} declares no groups")
+    return text
+
+
 def seconds(text: str) -> float:
     """argparse type: a finite number of seconds >= 0."""
     return _seconds(text, "non-negative", lambda v: v >= 0)

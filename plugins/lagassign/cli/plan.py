@@ -11,7 +11,7 @@ from typing import Any
 from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
 from ..core.lag import RESET_POLICIES
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
-from .options import add_lag_optimal_options, positive_seconds
+from .options import add_lag_optimal_options, groups_file, positive_seconds, strategy_list
 
 
 def register(subparsers: Any) -> None:
@@ -20,8 +20,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("plan", help="snapshot, evaluate every strategy, gate, publish and record")
     _add_connection_args(p)
     p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
-    p.add_argument("--groups-file", metavar="FILE", help="YAML file declaring groups in assign() mode")
-    p.add_argument("--strategies", help="comma-separated strategies to evaluate (default: all)")
+    p.add_argument(
+        "--groups-file", type=groups_file, metavar="FILE", help="YAML file declaring groups in assign() mode"
+    )
+    p.add_argument(
+        "--strategies", type=strategy_list, help="comma-separated strategies to evaluate (default: all)"
+    )
     p.add_argument(
         "--threshold",
         type=float,
@@ -72,7 +76,10 @@ def register(subparsers: Any) -> None:
         help="an instance silent this long is dead (default 30)",
     )
     p.add_argument(
-        "--groups-file", metavar="FILE", help="YAML file that pins groups' instances and topics (optional)"
+        "--groups-file",
+        type=groups_file,
+        metavar="FILE",
+        help="YAML file that pins groups' instances and topics (optional)",
     )
     p.add_argument(
         "--auto-offset-reset",
@@ -92,16 +99,15 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     import threading
 
     from ..core.clock import now_text
-    from ..kafka.groupsfile import load_groups_file
+    from ..kafka.cluster import cluster_of
     from ..kafka.watch import Watcher
     from ..pipeline import base_dir
     from ..pipeline.failover import FailoverSettings
     from ..store import AuditStore
     from .kafka import _client_config
 
-    if args.groups_file:
-        load_groups_file(args.groups_file)  # a bad file is one line now, not at the first failover
     config = _client_config(args)
+    cluster_of(config, args.timeout)  # an unreachable broker: one line now, not a traceback later
     with AuditStore(args.db):  # unreachable or unusable: fail now, not at the first failover
         pass
     settings = FailoverSettings(

@@ -1,5 +1,6 @@
 """``lagassign plans list``, ``plans show ID`` and ``plans history GROUP``: the audit trail for
-people without Airflow.
+people without Airflow; ``plans claim``: plans recorded before lagassign knew clusters, assigned
+to the cluster they were made on.
 
 Cheap to import: the store (and SQLAlchemy with it) is imported inside the handlers. Readers
 never create a database: a missing store is one clear error line.
@@ -14,16 +15,23 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-_DB_HELP = "database URL (default: $LAGASSIGN_DB_URL, else sqlite:///$AIRFLOW_HOME/lagassign.db)"
+_DB_HELP = (
+    "audit store URL (default: $LAGASSIGN_DB_URL, else sqlite:///$AIRFLOW_HOME/lagassign.db, "
+    "AIRFLOW_HOME defaulting to ~/airflow)"
+)
+_CLUSTER_HELP = "only plans of this Kafka cluster (its key as `plans list` shows it; unknown: '')"
 
 
 def register(subparsers: Any) -> None:
     """Add the ``plans`` command group to the ``lagassign`` parser."""
+    from . import add_commands
+
     plans = subparsers.add_parser("plans", help="read the audit trail of rebalance plans")
-    sub = plans.add_subparsers(dest="plans_command", required=True, parser_class=type(plans))
+    sub = add_commands(plans, "commands")
 
     p = sub.add_parser("list", help="plans, newest first")
     p.add_argument("--group", help="only plans that evaluated or decided this consumer group")
+    p.add_argument("--cluster", help=_CLUSTER_HELP)
     p.add_argument("--since", type=_when, help="from this date or time (ISO 8601, UTC unless given)")
     p.add_argument("--until", type=_when, help="up to this time, or through this whole date")
     p.add_argument("--limit", type=_positive, default=50, help="at most this many plans (default 50)")
@@ -41,10 +49,34 @@ def register(subparsers: Any) -> None:
         "history", help="one group across plans: gate, max lag and catch-up now and under the plan"
     )
     p.add_argument("group", metavar="GROUP", help="consumer group id")
+    p.add_argument("--cluster", help=_CLUSTER_HELP)
     p.add_argument("--limit", type=_positive, default=50, help="at most this many plans (default 50)")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
     p.add_argument("--db", help=_DB_HELP)
     p.set_defaults(func=_cmd_history)
+
+    from .kafka import _add_connection_args
+
+    p = sub.add_parser(
+        "claim",
+        help="assign plans of unknown cluster (recorded before lagassign knew clusters) to a cluster",
+        description="Plans recorded before lagassign keyed its audit store by Kafka cluster, whose "
+        "cluster could not be traced, are listed as cluster 'unknown' and form a version line of "
+        "their own. Claim them for the cluster they were made on (named, or asked of its brokers) "
+        "so that their versions join its line.",
+    )
+    p.add_argument("--cluster", metavar="KEY", help="the cluster's key (its id, as `plans list` shows it)")
+    _add_connection_args(p)
+    p.add_argument(
+        "--plan",
+        type=_positive,
+        action="append",
+        metavar="ID",
+        help="claim only this plan (repeatable; default: every plan of unknown cluster)",
+    )
+    p.add_argument("--json", action="store_true", help="JSON for machines")
+    p.add_argument("--db", help=_DB_HELP)
+    p.set_defaults(func=_cmd_claim)
 
 
 def _when(text: str) -> date | datetime:
@@ -85,13 +117,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
     plans = _read(
         args,
         lambda store: store.list_plans(
-            group=args.group, since=args.since, until=args.until, limit=args.limit
+            group=args.group, since=args.since, until=args.until, limit=args.limit, cluster=args.cluster
         ),
     )
     if args.json:
         _dump(plans)
     elif not plans:
-        print("no plans")
+        narrowed = any(v is not None for v in (args.group, args.cluster, args.since, args.until))
+        print(f"no plans {'match in' if narrowed else 'in'} the audit store {_store_url(args)}")
     else:
         print(plans_table(plans, with_cluster=args.group is not None))
     return 0
@@ -127,13 +160,52 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    rows = _read(args, lambda store: store.group_history(args.group, limit=args.limit))
+    rows = _read(args, lambda store: store.group_history(args.group, limit=args.limit, cluster=args.cluster))
     if args.json:
         _dump(rows)
     elif not rows:
         print(f"no plan has looked at group {args.group}")
     else:
         print(history_table(rows))
+    return 0
+
+
+def _store_url(args: argparse.Namespace) -> str:
+    """The store's URL as people may see it (no password)."""
+    import sqlalchemy as sa
+
+    from ..store import resolve_url
+
+    return sa.make_url(resolve_url(args.db)).render_as_string(hide_password=True)
+
+
+def _cmd_claim(args: argparse.Namespace) -> int:
+    from ..core.errors import LagassignError
+    from ..store import AuditStore
+
+    if args.cluster is not None and args.bootstrap_server:
+        raise LagassignError("give --cluster or --bootstrap-server, not both")
+    if args.cluster is not None:
+        cluster = args.cluster.strip()
+    elif args.bootstrap_server or args.config or args.config_file:
+        from ..kafka.cluster import cluster_of
+        from .kafka import _client_config
+
+        cluster = cluster_of(_client_config(args), args.timeout)
+    else:
+        raise LagassignError("name the cluster: --cluster KEY, or --bootstrap-server HOST:PORT to ask it")
+    with AuditStore(args.db, create=False) as store:
+        done = store.claim_cluster(cluster, args.plan)
+    if args.json:
+        _dump(done)
+    elif not done["plans"]:
+        print("no plan of unknown cluster to claim")
+    else:
+        ids = ", ".join(str(i) for i in done["plans"])
+        print(
+            f"claimed {len(done['plans'])} plans ({ids}) and {done['publications']} publications "
+            f"for cluster {done['cluster']}"
+        )
     return 0
 
 
@@ -144,9 +216,12 @@ def history_table(rows: list[dict[str, Any]]) -> str:
     from ..core.catchup import duration_text
 
     timed = any("current_max_catch_up_s" in r for r in rows)
+    from ..core.clusters import cluster_label
+
     cols: tuple[str, ...] = (
         "plan",
         "created (UTC)",
+        "cluster",
         "trigger",
         "gate",
         "max lag now",
@@ -169,6 +244,7 @@ def history_table(rows: list[dict[str, Any]]) -> str:
         row: tuple[str, ...] = (
             str(r["plan_id"]),
             _time(r.get("created_at")),
+            cluster_label(r.get("cluster")),
             _trigger({"trigger": r.get("trigger"), "triggered_by": r.get("triggered_by")}),
             gate,
             num(r.get("current_max_lag")),
@@ -180,7 +256,7 @@ def history_table(rows: list[dict[str, Any]]) -> str:
         versions = ", ".join(f"v{v['version']} {v['state']}" for v in r.get("publications") or ())
         table.append((*row, versions or "-"))
     widths = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols)]
-    right = {0, 4, 6, *((7, 8) if timed else ())}
+    right = {0, 5, 7, *((8, 9) if timed else ())}
 
     def line(row: tuple[str, ...]) -> str:
         pairs = enumerate(zip(row, widths, strict=True))
@@ -216,9 +292,12 @@ def _trigger(plan: dict[str, Any]) -> str:
 def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
     """The list of plans as an aligned table (times in UTC); ``with_cluster`` (a list for one
     group) adds what the cluster ran for it: group type / assignor, "-" when unknown."""
+    from ..core.clusters import cluster_label
+
     cols: tuple[str, ...] = (
         "id",
         "created (UTC)",
+        "cluster",
         "status",
         "trigger",
         "groups",
@@ -230,6 +309,7 @@ def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
         (
             str(p["id"]),
             _time(p["created_at"]),
+            cluster_label(p.get("cluster")),
             p["status"],
             _trigger(p),
             str(p["groups"]),
@@ -246,7 +326,7 @@ def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
             for r, p in zip(rows, plans, strict=True)
         ]
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    right = {0, 4, 5, 6}
+    right = {0, 5, 6, 7}
 
     def line(row: tuple[str, ...]) -> str:
         pairs = enumerate(zip(row, widths, strict=True))
@@ -302,9 +382,11 @@ def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = 
 
 def plan_text(plan: dict[str, Any]) -> str:
     """One plan for people: header, then per group the decision, publications and evaluation."""
+    from ..core.clusters import cluster_label
     from ..core.report import evaluation_table
 
     out = [f"plan {plan['id']}: {plan['status']}, {_trigger(plan)}"]
+    out.append(f"  cluster   {cluster_label(plan.get('cluster'))}")
     out.append(f"  created   {_stamp(plan['created_at'])}, finished {_stamp(plan['finished_at'])}")
     if plan.get("dag_id") or plan.get("run_id"):
         out.append(f"  dag run   {plan.get('dag_id') or '-'} / {plan.get('run_id') or '-'}")
@@ -347,7 +429,32 @@ def plan_text(plan: dict[str, Any]) -> str:
             out.extend(f"  {line}" for line in in_time(g, times.get(g["group"])))
         if g["error"]:
             out.append(f"  not evaluated: {g['error']}")
-        elif g["results"] and g["members"] is not None:
-            table = evaluation_table({**g, "lower_bound_max_lag": g["lower_bound_max_lag"] or 0})
-            out.extend("  " + row if row else row for row in table.splitlines())
+        else:
+            measured = [r for r in g["results"] if "refused" in r or _measured(r)]
+            if measured and g["members"] is not None:
+                shown = {**g, "results": measured, "lower_bound_max_lag": g["lower_bound_max_lag"] or 0}
+                table = evaluation_table(shown)
+                out.extend("  " + row if row else row for row in table.splitlines())
+            out.extend(f"  {_unmeasured_line(r)}" for r in g["results"] if r not in measured)
     return "\n".join(out)
+
+
+#: What a result's metrics hold when lagassign measured it (``lagassign publish`` records an
+#: assignment from a plan file with no metrics: nothing to compare)
+_MEASURES = ("max_lag", "imbalance", "lag_spread", "count_spread", "moves")
+
+
+def _measured(result: dict[str, Any]) -> bool:
+    metrics = result.get("metrics")
+    return isinstance(metrics, dict) and all(metrics.get(k) is not None for k in _MEASURES)
+
+
+def _unmeasured_line(result: dict[str, Any]) -> str:
+    """A result recorded without metrics: its assignment in brief."""
+    assignment = result.get("assignment") or {}
+    parts = sum(len(v or ()) for v in assignment.values())
+    each = ", ".join(f"{m} {len(v or ())}" for m, v in sorted(assignment.items()))
+    return (
+        f"{result.get('strategy')}: assignment recorded without lag figures: {len(assignment)} "
+        f"members, {parts} partitions ({each or 'none'})"
+    )

@@ -55,17 +55,38 @@ def apply_publication(
         outcome = Outcome(group, False, decision.reason, decision.version, decision.action)
         return _record(ledger, plan_id, outcome)
     assert topic is not None, "a publish decision needs the plans topic"
-    try:
-        pub = ledger.mark_publication_pending(
-            plan_id,
-            group,
-            strategy=facts.strategy,
-            assignment=dict(facts.members),
-            snapshot_at=facts.snapshot_at,
-            force=force,
-            min_version=decision.version,
-            expected_version=facts.in_force_version or 0,
+
+    def reserve(topic_version: int | None = None) -> dict[str, Any]:
+        return dict(
+            ledger.mark_publication_pending(
+                plan_id,
+                group,
+                strategy=facts.strategy,
+                assignment=dict(facts.members),
+                snapshot_at=facts.snapshot_at,
+                force=force,
+                min_version=decision.version,
+                expected_version=facts.in_force_version or 0,
+                topic_version=topic_version,
+            )
         )
+
+    lost = ""
+    try:
+        try:
+            pub = reserve()
+        except VersionConflictError as exc:
+            # A published rival the topic does not hold (read again now) is no race: the topic
+            # was deleted and created again, or the cluster rebuilt behind the same key.
+            now = topic.read([group]).get(group) if exc.state == "published" else None
+            held = now.version if now is not None else 0
+            if exc.state != "published" or exc.version is None or held >= exc.version:
+                raise
+            pub = reserve(held)
+            lost = (
+                f" (the topic no longer held version {exc.version}, published by plan {exc.plan_id}: "
+                "it was created again, or the cluster rebuilt)"
+            )
     except (VersionConflictError, StalePlanError) as exc:
         # Another run reserved a version since this run decided: newer in force, or from a
         # newer snapshot. The reservation repeats the checks atomically; losing is no failure.
@@ -82,10 +103,10 @@ def apply_publication(
     try:
         topic.write(plan)
     except (PlanTooLargeError, PlanDeliveryError) as exc:
-        ledger.mark_publication_failed(group, pub["version"], str(exc))
+        ledger.mark_publication_failed(group, pub["version"], str(exc), cluster=pub.get("cluster"))
         return _record(ledger, plan_id, Outcome(group, False, f"failed: {exc}", pub["version"], "failed"))
-    ledger.mark_published(group, pub["version"])
-    done = f"published {facts.strategy} as version {plan.version} on {topic.topic}"
+    ledger.mark_published(group, pub["version"], cluster=pub.get("cluster"))
+    done = f"published {facts.strategy} as version {plan.version} on {topic.topic}{lost}"
     return _record(ledger, plan_id, Outcome(group, True, done, plan.version, "publish"))
 
 

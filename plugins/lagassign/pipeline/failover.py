@@ -75,7 +75,9 @@ def failover_step(
     ``seen`` is the change the caller observed (for the record); the step checks the group
     again and publishes nothing when the plan in force already matches the live instances.
     """
+    from ..core.clusters import manifest_cluster
     from ..kafka.applier import Outcome
+    from ..kafka.cluster import cluster_of
     from ..kafka.plans import PlanStore
     from .inflow import add_inflow
     from .params import run_dir
@@ -83,6 +85,7 @@ def failover_step(
     parameters = {"group": group, "change": seen.describe() if seen else None, **settings.record()}
     plan_id = store.start_plan("failover", triggered_by, dag_id, run_id, parameters)
     try:
+        store.set_cluster(plan_id, cluster_of(kafka_config, timeout))
         spec = declared_group(settings, group)
         with PlanStore(dict(kafka_config), settings.plan_topic, timeout) as topic:
             in_force = topic.read([group]).get(group)
@@ -103,7 +106,7 @@ def failover_step(
             add_inflow(store, plan_id, snap, log)
             snap.write(folder)
             snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
-            store.set_snapshot(plan_id, str(folder), snapshot_at)
+            store.set_snapshot(plan_id, str(folder), snapshot_at, manifest_cluster(snap.manifest))
             case = snap.cases().get(group)
             if case is None:
                 why = next((g["error"] for g in snap.groups if g["group"] == group), None) or "not found"
@@ -190,7 +193,7 @@ def _publish(
         planned.chosen,
         normalize_members(result.assignment, group),
         in_force,
-        store.ledger_state([group])[group],
+        store.ledger_state([group], store.get_plan(plan_id, evaluations=False)["cluster"])[group],
         plan_id=plan_id,
         snapshot_at=snapshot_at,
         snapshot_version=in_force.version if in_force else None,

@@ -47,6 +47,8 @@ def publish_step(
         log("publish: no group passed the gate")
         return []
     plan = store.get_plan(plan_id)
+    if params.apply and kafka_config is not None:
+        plan = {**plan, "cluster": same_cluster(store, plan, kafka_config, timeout)}
     facts = _publish_facts(store, plan, go, kafka_config if params.apply else None, params, timeout)
     outcomes = []
     topic = None
@@ -93,7 +95,7 @@ def _publish_facts(
             changes = changed_since_snapshot(
                 kafka_config, params, plan.get("snapshot_uri"), assign, timeout, plans=in_force
             )
-    ledger = store.ledger_state(assign)
+    ledger = store.ledger_state(assign, plan.get("cluster"))
     facts = {}
     for d in go:
         row = rows.get(d.group, {})
@@ -110,6 +112,24 @@ def _publish_facts(
             changed=changes.get(d.group),
         )
     return facts
+
+
+def same_cluster(store: Any, plan: Mapping[str, Any], kafka_config: Mapping[str, Any], timeout: float) -> str:
+    """The cluster the connection reaches, which must be the plan's: a plan made on one cluster
+    (staging) is never published on another (production). A plan of unknown cluster takes it."""
+    from ..core.clusters import cluster_label
+    from ..kafka.cluster import cluster_of
+    from ..kafka.errors import PlanError
+
+    here = cluster_of(kafka_config, timeout)
+    if not plan.get("cluster"):
+        store.set_cluster(plan["id"], here)
+    elif plan["cluster"] != here:
+        raise PlanError(
+            f"plan {plan['id']} was made on cluster {cluster_label(plan['cluster'])}, but the Kafka "
+            f"connection reaches cluster {here}: plan the groups again on that cluster"
+        )
+    return here
 
 
 def changed_since_snapshot(
@@ -171,10 +191,15 @@ def reconcile_step(
     are settled (their run has ended, or they are older than ``RECONCILE_AFTER``): a run that
     is publishing right now keeps its reservation.
     """
-    pending = store.pending_publications(settled_after=RECONCILE_AFTER)
+    if not store.pending_publications(settled_after=RECONCILE_AFTER):
+        return []
+    from ..kafka.cluster import cluster_of
+    from ..kafka.plans import PlanStore
+
+    here = cluster_of(kafka_config, timeout)  # only this cluster's topic can settle them
+    pending = store.pending_publications(settled_after=RECONCILE_AFTER, cluster=here)
     if not pending:
         return []
-    from ..kafka.plans import PlanStore
 
     settled = []
     with PlanStore(dict(kafka_config), plan_topic, timeout) as topic:
@@ -182,10 +207,12 @@ def reconcile_step(
         for p in pending:
             held = newest.get(p["group"])
             if held is not None and held.version == p["version"] and held.plan_id == str(p["plan_id"]):
-                store.mark_published(p["group"], p["version"])
+                store.mark_published(p["group"], p["version"], cluster=here)
                 state = "published"
             else:
-                store.mark_publication_failed(p["group"], p["version"], "not found on the plans topic")
+                store.mark_publication_failed(
+                    p["group"], p["version"], "not found on the plans topic", cluster=here
+                )
                 state = "failed"
             log(f"group {p['group']}: reconciled pending version {p['version']} as {state}")
             settled.append({**p, "state": state})

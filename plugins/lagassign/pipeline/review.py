@@ -73,7 +73,7 @@ def publish_reviewed(
     }
     params = PlanParams.from_mapping({**base, "apply": True, "dry_run": dry_run, "force": False})
     record = {"action": "publish", "reviewed_plan": plan_id, "group": group, "dry_run": dry_run}
-    new_id = store.start_plan("manual", user, dag_id, run_id, record)
+    new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=reviewed.get("cluster"))
     try:
         store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
         evaluation = {k: found.get(k) for k in EVALUATION_KEYS}
@@ -107,19 +107,29 @@ def roll_back(
     version in force (a race with another publisher loses cleanly), "unchanged" when that
     assignment is already in force, a dry run writes nothing."""
     from ..core.clock import utc_now
+    from ..core.clusters import UNKNOWN_CLUSTER, cluster_label
     from ..core.plans import normalize_members
     from ..core.publishing import PublishFacts, decide_publication
     from ..kafka.applier import apply_publication
 
-    old = store.publication(group, version)
+    here = None
+    if kafka_config is not None:
+        from ..kafka.cluster import cluster_of
+
+        here = cluster_of(kafka_config)  # the version line of the cluster the connection reaches
+    old = store.publication(group, version, here)
     if old is None or old.get("state") != "published":
         state = "never recorded" if old is None else old.get("state")
+        on = f" on cluster {cluster_label(here)}" if here is not None else ""
+        hint = ""
+        if old is None and here is not None and store.publication(group, version, UNKNOWN_CLUSTER):
+            hint = " (a plan of unknown cluster published it: `lagassign plans claim` assigns it to one)"
         raise ParamsError(
-            f"group {group}: version {version} was not published ({state}); nothing to roll back to"
+            f"group {group}: version {version} was not published{on} ({state}); nothing to roll back to{hint}"
         )
     strategy = str(old.get("strategy") or "current")
     record = {"action": "rollback", "group": group, "version": version, "dry_run": dry_run}
-    new_id = store.start_plan("manual", user, dag_id, run_id, record)
+    new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=old.get("cluster"))
     try:
         now = utc_now()
         store.set_snapshot(new_id, None, now)
@@ -141,7 +151,7 @@ def roll_back(
             strategy,
             normalize_members(old["assignment"], group),
             in_force,
-            store.ledger_state([group]).get(group, (None, 0)),
+            store.ledger_state([group], old.get("cluster")).get(group, (None, 0)),
             plan_id=new_id,
             kind="assign",
             snapshot_at=now,

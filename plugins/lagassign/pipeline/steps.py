@@ -61,7 +61,9 @@ def snapshot_step(
     known = add_inflow(store, plan_id, snap, log)
     if configured or known["rates"] or known["lag_s"] or known["capacities"]:
         snap.write(out)  # now with rate and lag_s per partition, capacities of members
-    store.set_snapshot(plan_id, str(out), parse_utc(manifest.get("snapshot_at")))
+    from ..core.clusters import manifest_cluster
+
+    store.set_snapshot(plan_id, str(out), parse_utc(manifest.get("snapshot_at")), manifest_cluster(manifest))
     counts = manifest["counts"]
     failures = manifest.get("failed", [])
     if counts["groups"] and counts["failed"] == counts["groups"]:
