@@ -39,6 +39,9 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# Kafka's own assignors for the `java` tests, at the tests' broker's release: Maven fetches the
+# jars of tests/java/pom.xml once into var/kafka-jars/, checked; javac compiles tests/java.
+# Without Maven or a JDK: one line saying so.
 harness: setup
 	$(BIN)/python scripts/kafka_harness.py >/dev/null
 
