@@ -7,7 +7,8 @@ Times are stored and returned as UTC (naive datetimes passed in are taken as UTC
 
 Rooms: ``schema`` (types, tables, frozen migrations), ``connection`` (URL and engine),
 ``audit`` (plans, evaluations, decisions), ``ledger`` (publications), ``offsets`` (end
-offsets over time); ``AuditStore`` is all three.
+offsets over time), ``health`` (groups' observations, statuses and alerts between runs);
+``AuditStore`` is all four.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .errors import (
     StoreNotFoundError,
     VersionConflictError,
 )
+from .health import HealthStore
 from .ledger import Ledger
 from .offsets import OffsetHistory
 from .schema import (
@@ -35,9 +37,9 @@ from .schema import (
 )
 
 
-class AuditStore(AuditTrail, Ledger, OffsetHistory):
+class AuditStore(AuditTrail, Ledger, OffsetHistory, HealthStore):
     """The audit store: the trail of plans, the ledger of publications and the history of end
-    offsets (inflow, lag in seconds), on one database.
+    offsets (inflow, lag in seconds), and groups' health between runs, on one database.
 
     Every method returns plain dicts (datetimes in UTC). Use it as a context manager (``close()``
     releases the connection pool).
