@@ -16,8 +16,18 @@ def _unassigned_note(result: dict[str, Any]) -> str:
     return f"({missing} partitions unassigned)" if missing else ""
 
 
+def _notes(result: dict[str, Any], best: str | None, kafka: tuple[str, str] | None) -> str:
+    """The last column of a strategy's row: best (else unassigned partitions), Kafka's own."""
+    notes = ["<- best" if result["strategy"] == best else _unassigned_note(result)]
+    if kafka is not None and result["strategy"] == kafka[0]:
+        notes.append(f"<- {kafka[1]}")
+    return "  ".join(n for n in notes if n)
+
+
 def evaluation_table(evaluation: dict[str, Any]) -> str:
-    """One group's evaluation: a row per strategy, the best one marked.
+    """One group's evaluation: a row per strategy, the best one marked, and the row that is what
+    Kafka itself would do (``strategies.kafka_choice``) when the evaluation says what the
+    cluster runs.
 
     "vs bound" is max lag over the bound for count-balanced plans (a plan that breaks the
     count guarantee can be below 1); "optimal" says no plan under the rules it keeps does better.
@@ -47,6 +57,9 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
         "moves",
         "",
     )
+    from .strategies import kafka_choice
+
+    kafka = kafka_choice(evaluation.get("group_type"), evaluation.get("assignor"))
     rows: list[tuple[Any, ...]] = []
     for r in evaluation["results"]:
         if "refused" in r:
@@ -65,7 +78,7 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
                 _fmt_int(m["lag_spread"]),
                 str(m["count_spread"]),
                 str(m["moves"]),
-                "<- best" if r["strategy"] == evaluation["best"] else _unassigned_note(r),
+                _notes(r, evaluation["best"], kafka),
             )
         )
     full = [row for row in rows if len(row) == len(cols)]

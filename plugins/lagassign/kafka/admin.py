@@ -5,7 +5,9 @@ concurrency costs no threads here: we keep up to ``concurrency`` requests in fli
 call can batch decides the cost of a snapshot of G groups over P distinct partitions:
 
 * metadata and list groups: 1 call each;
-* describe groups: ceil(G / describe_batch) calls (many groups per request);
+* describe groups: ceil(G / describe_batch) calls (many groups per request); for the
+  ``consumer``-type groups (KIP-848) one more ConsumerGroupDescribe per coordinator and 100
+  groups, sent by ``groupdescribe`` (confluent-kafka drops racks, subscriptions and epochs);
 * committed offsets: G calls (the API takes one group per call), run concurrently; or, when
   the partitions are named (``committed(..., partitions=...)``), G * ceil(P_named /
   committed_batch) calls;
@@ -142,6 +144,20 @@ class AdminHook:
             return self.admin.describe_consumer_groups(batch, request_timeout=self.timeout)
 
         return self._fan_out(batches, submit)
+
+    def describe_consumer_protocol(self, group_ids: Sequence[str]) -> dict[str, Any]:
+        """group id -> ``groupdescribe.Group`` (a ``consumer``-type group as its coordinator
+        describes it: members' racks, subscriptions, epochs and types besides what
+        ``describe`` gives), or the exception reading it ended with. Raises
+        ``groupdescribe.UnsupportedDescribe`` when these settings or this cluster rule the
+        request out (SASL, no ConsumerGroupDescribe), ``groupdescribe.DescribeError`` when no
+        broker answers."""
+        from .groupdescribe import BATCH, describe_consumer_groups
+
+        if not group_ids:
+            return {}
+        self.calls["consumer_group_describe"] += -(-len(group_ids) // BATCH)
+        return dict(describe_consumer_groups(self.config, group_ids, self.timeout, self.retries + 1))
 
     def committed(
         self,

@@ -3,9 +3,16 @@
 Two kinds of groups:
 
 * ``subscribe``: discovered (list groups, filtered by a regex). Members, their client ids,
-  hosts and assignments come from describe groups; committed offsets from the group. The
-  AdminClient API exposes a member's assignment, not its subscription, so a member's topics are
-  the topics of its assignment, or all the group's topics when it owns nothing.
+  hosts and assignments come from describe groups; committed offsets from the group. For a
+  ``classic`` group the AdminClient API exposes a member's assignment, not its subscription, so
+  a member's topics are the topics of its assignment, or all the group's topics when it owns
+  nothing. A ``consumer``-type group (KIP-848) is read from its coordinator's
+  ConsumerGroupDescribe answer (``groupdescribe``): state, the broker's assignor (``protocol``:
+  ``uniform`` or ``range``), the group's epochs, and per member its subscription (``topics``),
+  rack, current (``assignment``) and target assignment (``target``), epoch and type (a
+  ``classic`` member of a group being migrated, or ``consumer``), all from one answer; where
+  that cannot be read (SASL, see ``groupdescribe``), confluent-kafka's description, as for
+  classic groups, and a manifest warning.
 * ``assign``: groups whose instances announce themselves on the status topic
   (``lagassign.client.PlanConsumer``), and groups declared in the groups file (their consumers
   never join, so the broker cannot tell who they are). Members are the live instances (those a
@@ -29,8 +36,10 @@ v0 reads other offsets). The manifest says which was used.
 
 Racks: each partition row carries ``racks``, the racks of its replicas' brokers (replicas from
 the metadata, racks from DescribeCluster), when the cluster has racks; members of KIP-848
-groups carry the rack describe groups reports, where the client library exposes it
-(confluent-kafka 2.16 does not); assign()-mode instances the rack of their status record.
+groups carry the rack their client reported (``client.rack``, from ConsumerGroupDescribe);
+assign()-mode instances the rack of their status record. Members of classic groups have none:
+their rack travels inside the protocol's subscription bytes, which confluent-kafka does not
+expose.
 """
 
 from __future__ import annotations
@@ -140,6 +149,7 @@ def take_snapshot(
     )
     all_ids = discovered + assign_ids
     descriptions = hook.describe(all_ids) if all_ids else {}
+    kip848 = _describe_consumer_protocol(hook, discovered, descriptions, warnings)
     n_parts = sum(len(ps) for ps in topic_parts.values())
     scope = committed_scope
     if scope == "auto":
@@ -173,6 +183,7 @@ def take_snapshot(
             liveness,
             now,
             topic_parts,
+            kip848.get(gid),
         )
         for gid in all_ids
     ]
@@ -279,6 +290,31 @@ def _discovered_groups(
     )
 
 
+def _describe_consumer_protocol(
+    hook: AdminHook, discovered: Sequence[str], descriptions: Mapping[str, Any], warnings: list[str]
+) -> dict[str, Any]:
+    """The ``consumer``-type groups among ``discovered`` as their coordinators describe them
+    (``groupdescribe``: racks, subscriptions, epochs, member types); a group that cannot be read
+    so keeps confluent-kafka's description, and the manifest says what was not read and why."""
+    from .groupdescribe import DescribeError, Group
+
+    wanted = [
+        gid for gid in discovered if _group_type(getattr(descriptions.get(gid), "type", None)) == "consumer"
+    ]
+    if not wanted:
+        return {}
+    missing = "members' racks, subscriptions and epochs"
+    try:
+        found = hook.describe_consumer_protocol(wanted)
+    except DescribeError as exc:
+        warnings.append(f"{missing} of {len(wanted)} consumer-type group(s) not read: {exc}")
+        return {}
+    failed = {gid: got for gid, got in found.items() if not isinstance(got, Group)}
+    for gid, why in sorted(failed.items()):
+        warnings.append(f"group {gid}: {missing} not read ({why}); members as confluent-kafka describes them")
+    return {gid: got for gid, got in found.items() if isinstance(got, Group)}
+
+
 def _read_plans(
     hook: AdminHook, plan_topic: str, assign_ids: Sequence[str], warnings: list[str]
 ) -> dict[str, Any]:
@@ -380,8 +416,12 @@ def build_group(
     liveness: Liveness,
     now: int,
     topic_parts: Mapping[str, list[int]],
+    wire: Any = None,
 ) -> GroupRows:
-    """One group's row and members from its description, committed offsets and plan."""
+    """One group's row and members from its description, committed offsets and plan.
+
+    ``wire``: a ``consumer``-type group as its coordinator describes it (``groupdescribe.Group``);
+    its one answer then gives the group's state, assignor and members, in place of ``desc``."""
     reset = spec.auto_offset_reset if spec and spec.auto_offset_reset else default_reset
     g = GroupRows(
         {
@@ -393,10 +433,20 @@ def build_group(
             "error": None,
             "plan_version": plan.version if assign and plan is not None else None,
             "group_type": None,
+            "group_epoch": None,
+            "assignment_epoch": None,
         }
     )
     described = not (isinstance(desc, BaseException) or desc is None)
-    if described:
+    if wire is not None and not assign:
+        g.row.update(
+            state=wire.state or None,
+            protocol=wire.assignor or None,
+            group_type="consumer",
+            group_epoch=wire.epoch,
+            assignment_epoch=wire.assignment_epoch,
+        )
+    elif described:
         g.row["state"] = _state_name(getattr(desc, "state", None))
         g.row["protocol"] = desc.partition_assignor or None
         # an assign() group has no group protocol: the broker's "classic" only means it commits
@@ -427,9 +477,21 @@ def build_group(
             )
         if why_empty:
             g.errors.append(why_empty)
+        joined = list(desc.members or []) if described else []
+        if joined:
+            names = ", ".join(f"{m.member_id} ({m.client_id})" for m in joined)
+            g.warnings.append(
+                f"group {gid}: runs in assign() mode but has {len(joined)} live member(s) of the "
+                f"group protocol: {names}; Kafka refuses its consumers' commits while they stay"
+            )
         missing = sorted({t for ts in instances.values() for t in ts} - set(topic_parts))
         if missing:
             g.errors.append(f"declared topic(s) {', '.join(missing)} do not exist")
+    elif wire is not None:
+        for wm in wire.members:
+            member = _wire_member(gid, wm, topic_parts)
+            topics |= set(member["topics"]) | {a["topic"] for a in member["assignment"]}
+            g.members.append(member)
     elif described:
         for m in desc.members or []:
             tps = sorted({(tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or [])})
@@ -443,8 +505,8 @@ def build_group(
                 "topics": sorted({t for t, _ in tps}),
                 "assignment": [{"topic": t, "partition": p} for t, p in tps],
             }
-            # KIP-848 members report their rack; confluent-kafka 2.16's MemberDescription does
-            # not expose it yet, so this reads it as soon as a version does.
+            # confluent-kafka 2.16's MemberDescription has no rack (KIP-848 members get theirs
+            # from ``groupdescribe``); read it as soon as a version does.
             rack = getattr(m, "rack", None)
             if rack:
                 member["rack"] = rack
@@ -454,10 +516,41 @@ def build_group(
         g.warnings.append(f"group {gid}: committed offsets for deleted topic(s) {', '.join(gone)} skipped")
     g.topics = sorted(t for t in topics if t in topic_parts)
     for m in g.members:
-        if not m["topics"]:  # a member that owns nothing: assume the group's topics
+        if not m["topics"]:  # a member that owns nothing (nor subscribes): assume the group's topics
             m["topics"] = list(g.topics)
     g.row["error"] = "; ".join(g.errors) or None
     return g
+
+
+def _wire_member(gid: str, m: Any, topic_parts: Mapping[str, list[int]]) -> dict[str, Any]:
+    """A member row from ConsumerGroupDescribe (``groupdescribe.Member``): its subscription is
+    its topics (the names it subscribed to, and the cluster's topics its regex matches, as the
+    broker resolves it; internal topics never; those that exist), its rack, epoch and type are
+    kept."""
+    topics = set(m.subscribed_topics)
+    if m.subscribed_regex:
+        try:
+            pattern = re.compile(m.subscribed_regex)
+        except re.error:  # RE2/J syntax Python does not read: the assignment still tells
+            pattern = None
+        if pattern is not None:
+            topics |= {t for t in topic_parts if not t.startswith("__") and pattern.fullmatch(t)}
+    topics &= set(topic_parts)  # a topic subscribed to before it exists has no partitions yet
+    if not topics:  # no subscription the cluster can serve: what it owns or will own
+        topics = {t for t, _ in (*m.assignment, *m.target) if t in topic_parts}
+    return {
+        "group": gid,
+        "member_id": m.member_id,
+        "instance_id": m.instance_id or None,
+        "client_id": m.client_id,
+        "host": m.host,
+        "topics": sorted(topics),
+        "assignment": [{"topic": t, "partition": p} for t, p in m.assignment],
+        "rack": m.rack or None,
+        "target": [{"topic": t, "partition": p} for t, p in m.target],
+        "member_epoch": m.epoch,
+        "member_type": m.member_type,
+    }
 
 
 def _commits(got: Any) -> tuple[dict[tuple[str, int], int | None], list[str]]:

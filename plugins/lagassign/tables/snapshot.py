@@ -6,14 +6,19 @@ A snapshot folder holds (the contract between the Kafka edge, the Spark job and 
   auto_offset_reset, error (null when the group was read completely), plan_version (the plan in
   force of an assign()-mode group; absent in snapshots taken before it was recorded),
   group_type ("classic" | "consumer", KIP-848's protocol, whose ``protocol`` is then the
-  server-side assignor; null when the broker does not say, absent in older snapshots)
+  server-side assignor; null when the broker does not say, absent in older snapshots),
+  group_epoch and assignment_epoch (of a ``consumer``-type group; null otherwise)
 * ``partitions.parquet``: one row per group x partition: group, topic, partition, begin,
   end, committed, lag (null where an offset could not be read); rate (messages produced per
   second, from the offset history) and lag_s (seconds since the end offset was the consumer's
   position): null when unknown, absent in snapshots taken before them; racks (the racks of
   the partition's replicas; null when the cluster has no racks, absent in older snapshots)
 * ``members.parquet``: one row per member: group, member_id, instance_id, client_id, host,
-  topics (list of names), assignment (list of {topic, partition})
+  topics (list of names), assignment (list of {topic, partition}); rack and capacity (null
+  when unknown); of a ``consumer``-type group's members also target (the assignment the broker
+  is moving the member to), member_epoch and member_type ("classic" for a classic member of a
+  group being migrated, "consumer"; null when the broker does not say): null for other groups,
+  absent in older snapshots. ``topics`` of a consumer-type group's member is its subscription.
 * ``manifest.json``: cluster id, time, counts and what failed
 
 Rows become case objects (the contract in docs/ARCHITECTURE.md), so everything downstream, in-process or on
@@ -42,13 +47,15 @@ MANIFEST = "manifest.json"
 ROW_GROUP_ROWS = 1 << 15
 
 GROUP_COLUMNS = ("group", "kind", "state", "protocol", "auto_offset_reset", "error")
-OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type")
+OPTIONAL_GROUP_COLUMNS = ("plan_version", "group_type", "group_epoch", "assignment_epoch")
 PARTITION_COLUMNS = ("group", "topic", "partition", "begin", "end", "committed", "lag")
 #: planning in time and with racks; snapshots written before them lack these columns
 OPTIONAL_PARTITION_COLUMNS = ("rate", "lag_s", "racks")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 #: planning with racks and in time; snapshots written before them lack these columns
 OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
+#: what the coordinator of a consumer-type group (KIP-848) says of a member beyond the case
+KIP848_MEMBER_COLUMNS = ("target", "member_epoch", "member_type")
 
 
 def arrow_schemas() -> dict[str, Any]:
@@ -66,6 +73,8 @@ def arrow_schemas() -> dict[str, Any]:
                 ("error", pa.string()),
                 ("plan_version", pa.int64()),
                 ("group_type", pa.string()),
+                ("group_epoch", pa.int32()),
+                ("assignment_epoch", pa.int32()),
             ]
         ),
         PARTITIONS: pa.schema(
@@ -93,6 +102,9 @@ def arrow_schemas() -> dict[str, Any]:
                 ("assignment", pa.list_(tp)),
                 ("rack", pa.string()),
                 ("capacity", pa.float64()),
+                ("target", pa.list_(tp)),
+                ("member_epoch", pa.int32()),
+                ("member_type", pa.string()),
             ]
         ),
     }

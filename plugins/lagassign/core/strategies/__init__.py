@@ -92,6 +92,20 @@ def kafka_counterpart(group_type: str | None, assignor: str | None) -> str | Non
     return KAFKA_ASSIGNORS.get(group_type or "classic", {}).get(assignor)
 
 
+def kafka_choice(group_type: str | None, assignor: str | None) -> tuple[str, str] | None:
+    """(strategy, label) of the row that is what Kafka itself would do for the group: the
+    broker's choice for a ``consumer``-type group (KIP-848: the broker assigns), Kafka's choice
+    for a classic one (the client assignor its members run); None when no strategy does it.
+
+    >>> kafka_choice("consumer", "uniform"), kafka_choice("classic", "range")
+    (('uniform', "broker's choice"), ('range', "Kafka's choice"))
+    """
+    twin = kafka_counterpart(group_type, assignor)
+    if twin is None:
+        return None
+    return twin, "broker's choice" if group_type == "consumer" else "Kafka's choice"
+
+
 def cluster_text(group_type: str | None, assignor: str | None) -> str | None:
     """What the cluster runs for a group, in one line for the plans page and ``plans show``;
     None when the snapshot did not say (case files, synthetic snapshots, older plans).
@@ -120,6 +134,7 @@ __all__ = [
     "applicable_options",
     "cluster_text",
     "get_strategy",
+    "kafka_choice",
     "kafka_counterpart",
     "strategy_names",
 ]
