@@ -153,10 +153,26 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
     plan = _read(args, query)
     if args.json:
-        _dump(plan)
+        _dump(with_kafka_choice(plan))
     else:
         print(plan_text(plan))
     return 0
+
+
+def with_kafka_choice(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` with each result row of a group whose type and assignor are known flagged
+    ``kafka_choice`` (true on the row that is what Kafka itself would do: the broker's choice
+    for a consumer-type group, the members' assignor for a classic one)."""
+    from ..core.strategies import kafka_choice
+
+    groups = []
+    for g in plan.get("groups") or ():
+        kafka = kafka_choice(g.get("group_type"), g.get("assignor"))
+        if kafka is not None:
+            results = [{**r, "kafka_choice": r.get("strategy") == kafka[0]} for r in g.get("results") or ()]
+            g = {**g, "results": results}
+        groups.append(g)
+    return {**plan, "groups": groups}
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
