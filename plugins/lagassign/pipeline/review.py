@@ -62,17 +62,34 @@ def publish_reviewed(
     log: Log = print,
 ) -> dict[str, Any]:
     """Publish ``group``'s plan from the reviewed plan ``plan_id`` as a new audited plan; returns
-    ``{"plan_id": new plan, "outcome": what publishing did}``."""
-    reviewed = store.get_plan(plan_id)
-    found = next((g for g in reviewed["groups"] if g["group"] == group), None)
-    if found is None:
-        raise ParamsError(f"plan {plan_id} has no group {group!r}")
-    decision = reviewed_decision(found, plan_id, user)
-    base = {
-        k: v for k, v in (reviewed.get("parameters") or {}).items() if k in PlanParams.__dataclass_fields__
-    }
-    params = PlanParams.from_mapping({**base, "apply": True, "dry_run": dry_run, "force": False})
+    ``{"plan_id": new plan, "outcome": what publishing did}``.
+
+    A request that is refused (no such plan or group, nothing to publish) leaves its trace too:
+    a failed plan saying why. A dry run reads the plans topic as a publish does (when
+    ``kafka_config`` is given), so it says stale, unchanged, or the version a publish would make."""
+    from ..store import PlanNotFoundError
+
     record = {"action": "publish", "reviewed_plan": plan_id, "group": group, "dry_run": dry_run}
+    try:
+        reviewed = store.get_plan(plan_id)
+    except PlanNotFoundError:
+        reviewed = None
+    try:
+        if reviewed is None:
+            raise ParamsError(f"there is no plan {plan_id} to publish from")
+        found = next((g for g in reviewed["groups"] if g["group"] == group), None)
+        if found is None:
+            raise ParamsError(f"plan {plan_id} has no group {group!r}")
+        decision = reviewed_decision(found, plan_id, user)
+        base = {
+            k: v
+            for k, v in (reviewed.get("parameters") or {}).items()
+            if k in PlanParams.__dataclass_fields__
+        }
+        params = PlanParams.from_mapping({**base, "apply": True, "dry_run": dry_run, "force": False})
+    except ParamsError as exc:
+        refused(store, record, str(exc), user, dag_id, run_id, (reviewed or {}).get("cluster"))
+        raise
     new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=reviewed.get("cluster"))
     try:
         store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
@@ -124,11 +141,13 @@ def roll_back(
         hint = ""
         if old is None and here is not None and store.publication(group, version, UNKNOWN_CLUSTER):
             hint = " (a plan of unknown cluster published it: `lagassign plans claim` assigns it to one)"
-        raise ParamsError(
+        why = (
             f"group {group}: version {version} was not published{on} ({state}); nothing to roll back to{hint}"
         )
+        refused(store, record_of(group, version, dry_run), why, user, dag_id, run_id, here)
+        raise ParamsError(why)
     strategy = str(old.get("strategy") or "current")
-    record = {"action": "rollback", "group": group, "version": version, "dry_run": dry_run}
+    record = record_of(group, version, dry_run)
     new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=old.get("cluster"))
     try:
         now = utc_now()
@@ -137,15 +156,21 @@ def roll_back(
             f"roll back to version {version} ({strategy}, published by plan {old.get('plan_id')}) "
             f"by {user or 'an unnamed user'}"
         )
-        decision = GateDecision(group, True, reason, chosen=strategy, candidate=strategy)
-        store.record_decisions(new_id, [decision])
-        log(f"plan {new_id}: group {group}: {reason}")
         in_force = None
-        if kafka_config is not None and not dry_run:
+        if kafka_config is not None:  # a dry run reads it too, to say what a roll back would do
             from ..kafka.plans import PlanStore
 
             with PlanStore(dict(kafka_config), plan_topic) as reader:
                 in_force = reader.read([group]).get(group)
+        held = (
+            in_force.members
+            if in_force
+            else (store.last_published(group, old.get("cluster")) or {}).get("assignment")
+        )
+        store.record_evaluations(new_id, [rollback_evaluation(group, strategy, held, old["assignment"])])
+        decision = GateDecision(group, True, reason, chosen=strategy, candidate=strategy)
+        store.record_decisions(new_id, [decision])
+        log(f"plan {new_id}: group {group}: {reason}")
         facts = PublishFacts.now(
             group,
             strategy,
@@ -175,3 +200,61 @@ def roll_back(
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcome.to_dict()}
+
+
+def record_of(group: str, version: int, dry_run: bool) -> dict[str, Any]:
+    """What a roll back's plan records as its parameters."""
+    return {"action": "rollback", "group": group, "version": version, "dry_run": dry_run}
+
+
+def refused(
+    store: Any,
+    record: Mapping[str, Any],
+    why: str,
+    user: str | None,
+    dag_id: str,
+    run_id: str,
+    cluster: str | None = None,
+) -> int:
+    """A review request refused before anything was published: a failed plan that says why,
+    so the audit trail holds every request."""
+    new_id = store.start_plan("manual", user, dag_id, run_id, dict(record), cluster=cluster)
+    store.finish_plan(new_id, "failed", error=f"step publish failed: {why}")
+    return int(new_id)
+
+
+def rollback_evaluation(
+    group: str, strategy: str, in_force: Mapping[str, Any] | None, target: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A roll back's evaluation for the audit trail: ``current`` is the assignment in force, the
+    rolled-back version's strategy its assignment, with partition counts and moves (no lag: a
+    roll back takes no snapshot), so its page shows the diff against the plan in force."""
+    from ..core.plans import normalize_members
+
+    now = normalize_members(in_force or {}, group)
+    then = normalize_members(target, group)
+
+    def owners(members: Mapping[str, Any]) -> dict[tuple[str, int], str]:
+        return {(str(t), int(p)): m for m, tps in members.items() for t, p in tps}
+
+    before, after = owners(now), owners(then)
+    moves = sum(1 for tp, m in after.items() if before.get(tp) not in (None, m))
+
+    def result(name: str, members: Mapping[str, Any], moved: int) -> dict[str, Any]:
+        count = {m: len(tps) for m, tps in members.items()}
+        spread = max(count.values()) - min(count.values()) if count else 0
+        return {
+            "strategy": name,
+            "assignment": dict(members),
+            "metrics": {"count": count, "count_spread": spread, "moves": moved},
+        }
+
+    results = [result("current", now, 0)]
+    if strategy != "current":
+        results.append(result(strategy, then, moves))
+    return {
+        "group": group,
+        "members": len(set(now) | set(then)),
+        "partitions": len(set(before) | set(after)),
+        "results": results,
+    }

@@ -29,8 +29,19 @@ log = logging.getLogger("lagassign")
 STEPS = ("start", "snapshot", "evaluate", "record", "gate", "publish")
 
 
-class StepFailed(RuntimeError):
-    """A step of a planning run failed; its message is the one-line cause, also recorded."""
+class StepFailed(SystemExit):
+    """A step of a planning run failed; its message is the one-line cause, also recorded.
+
+    A ``SystemExit``: Airflow's task runner logs it as one line ("Task exited") and fails the
+    task, where any other exception is logged with a traceback that repeats what the step
+    already said. Code that catches ``Exception`` lets it through, as it should."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _say(message: str) -> None:
@@ -102,7 +113,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object,
         with open_store() as store:
             plan_id = store.start_plan(trigger, user, dag_id, run_id, dict(params))
             store.finish_plan(plan_id, "failed", error=f"step start failed: {exc}")
-        log.error("plan %s: parameters refused: %s", plan_id, exc)
+        log.error("plan %s: parameters refused: %s; page %s", plan_id, exc, plan_url(plan_id))
         raise StepFailed(f"parameters refused: {exc}") from None
     with open_store() as store:
         plan_id = store.start_plan(trigger, user, dag_id, run_id, plan_params.record())
@@ -169,14 +180,31 @@ def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None
             "page say why)"
         )
     failed = next((s for s in STEPS if not completed.get(s)), None)
+    plan_id = run["plan_id"]
     with open_store() as store:
         if failed is None:
-            store.finish_plan(run["plan_id"], "succeeded")
-            _say(f"plan {run['plan_id']}: succeeded; page {plan_url(run['plan_id'])}")
+            store.finish_plan(plan_id, "succeeded")
+            plan = store.get_plan(plan_id, evaluations=False)
+            conclude(plan)
             return
-        error = store.get_plan(run["plan_id"], evaluations=False).get("error") or failure_text(failed)
-        store.finish_plan(run["plan_id"], "failed", error=error)
-    raise StepFailed(f"plan {run['plan_id']}: {error}; recorded as failed ({plan_url(run['plan_id'])})")
+        error = store.get_plan(plan_id, evaluations=False).get("error") or failure_text(failed)
+        store.finish_plan(plan_id, "failed", error=error)
+    raise StepFailed(f"plan {plan_id}: failed: {error} ({plan_url(plan_id)})")
+
+
+def conclude(plan: Mapping[str, Any]) -> None:
+    """The run's final line: each group's outcome as the pages show it, and the plan's page.
+    A run in which a publication was refused or failed fails with that line (its task, then
+    its Airflow run, turn red): a run that published nothing never reads as published."""
+    from ..core.outcome import outcome_of, run_succeeded, summary
+
+    outcomes = [(g["group"], outcome_of(plan, g)) for g in plan.get("groups") or ()]
+    line = f"plan {plan['id']}: {summary(outcomes)}; page {plan_url(plan['id'])}"
+    if run_succeeded(o for _, o in outcomes):
+        _say(line)
+        return
+    log.error("%s", line)
+    raise StepFailed(line)
 
 
 def failure_text(step: str) -> str:
@@ -237,23 +265,27 @@ def review(
     dry_run = bool(conf.get("dry_run"))
     version: int = conf.get("version") or 0
     plan_id: int = conf.get("plan_id") or 0
+    record = {k: conf.get(k) for k in ("action", "plan_id", "version", "group", "dry_run") if k in conf}
+    problem = None
     if not group:
-        raise StepFailed("group is required")
-    if action == "rollback":
+        problem = "group is required"
+    elif action == "rollback":
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise StepFailed(
-                f"version (a published version number) is required to roll back, got {version!r}"
-            )
+            problem = f"version (a published version number) is required to roll back, got {version!r}"
     elif action == "publish":
         if not isinstance(plan_id, int) or isinstance(plan_id, bool) or plan_id < 1:
-            raise StepFailed(f"plan_id (a plan number) is required to publish, got {plan_id!r}")
+            problem = f"plan_id (a plan number) is required to publish, got {plan_id!r}"
     else:
-        raise StepFailed(f"action must be publish or rollback, got {action!r}")
-    try:
-        config = None if dry_run else LagassignKafkaHook(kafka_conn_id).get_config()
-    except Exception as exc:
-        raise StepFailed(f"no Kafka settings to publish with: {_one_line(exc)}") from exc
+        problem = f"action must be publish or rollback, got {action!r}"
+    config = None
+    if problem is None:
+        try:  # a dry run reads the plans topic too: it says what a real publish would do
+            config = LagassignKafkaHook(kafka_conn_id).get_config()
+        except Exception as exc:
+            problem = f"no Kafka settings to publish with: {_one_line(exc)}"
     with open_store() as store:
+        if problem is not None:
+            _refused(store, record, problem, user, dag_id, run_id)
         try:
             if action == "rollback":
                 done = roll_back(store, config, str(group), version, user, dag_id, run_id, dry_run, log=_say)
@@ -262,8 +294,18 @@ def review(
                     store, config, plan_id, str(group), user, dag_id, run_id, dry_run, log=_say
                 )
         except LagassignError as exc:
-            raise StepFailed(_one_line(exc)) from None
-    outcome = done.get("outcome") or {}
-    reason = outcome.get("reason", "nothing published")
-    _say(f"plan {done['plan_id']}: group {group}: {reason}; page {plan_url(done['plan_id'])}")
+            line = _one_line(exc)
+            log.error("%s", line)
+            raise StepFailed(line) from None
+        conclude(store.get_plan(done["plan_id"], evaluations=False))
     return done
+
+
+def _refused(
+    store: Any, record: Mapping[str, Any], problem: str, user: str | None, dag_id: str, run_id: str
+) -> None:
+    """A review run that cannot start still leaves its trace: a failed plan saying why."""
+    new_id = store.start_plan("manual", user, dag_id, run_id, dict(record))
+    store.finish_plan(new_id, "failed", error=f"step publish failed: {problem}")
+    log.error("plan %s: %s; page %s", new_id, problem, plan_url(new_id))
+    raise StepFailed(problem)

@@ -289,7 +289,7 @@ def plan_view(request: Request, plan_id: int, dag: str | None = None, run: str |
     def query(store: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         plan = store.get_plan(plan_id)
         names = [g["group"] for g in plan["groups"]]
-        return plan, store.previous_groups(plan_id, names), store.ledger_state(names)
+        return plan, store.previous_groups(plan_id, names), store.ledger_state(names, plan.get("cluster"))
 
     out = _read(request, query, plan_id)
     if isinstance(out, Response):
@@ -560,7 +560,12 @@ async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
     group = form.get("group") or ""
     if not group:
         return _error(request, 400, "group is required")
-    checked = _read(request, lambda store: (store.get_plan(plan_id), store.ledger_state([group])), plan_id)
+
+    def query(store: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        plan = store.get_plan(plan_id)
+        return plan, store.ledger_state([group], plan.get("cluster"))
+
+    checked = _read(request, query, plan_id)
     if isinstance(checked, Response):
         return checked
     plan, ledger = checked
@@ -576,8 +581,8 @@ async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
             request, 409 if status < 500 else 502, f"Airflow did not start {dag_id}: {detail_text(answer)}"
         )
     run_id = str(answer.get("dag_run_id") or "")
-    query = urlencode({"dag": dag_id, "run": run_id}) if RUN_ID.fullmatch(run_id) else ""
-    return RedirectResponse(f"../plans/{plan_id}" + (f"?{query}" if query else ""), status_code=303)
+    notice = urlencode({"dag": dag_id, "run": run_id}) if RUN_ID.fullmatch(run_id) else ""
+    return RedirectResponse(f"../plans/{plan_id}" + (f"?{notice}" if notice else ""), status_code=303)
 
 
 def publish_conf(
