@@ -164,6 +164,7 @@ def test_a_group_says_what_the_cluster_runs_and_marks_kafkas_row(tmp_path: Path)
     assert html.count(kafka_tag) == 1
     row = next(r for r in html.split("<tr") if kafka_tag in r)
     assert "cooperative-sticky" in row and row.count("swatch") == 1
+    assert "Kafka&#x27;s choice</span>" in row  # a classic group: its members' assignor
 
 
 UNEQUAL = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())

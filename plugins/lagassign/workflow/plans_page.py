@@ -28,7 +28,7 @@ from ..core.catchup import catch_up_change, duration_text
 from ..core.explain import hint
 from ..core.inflow import lag_time_text
 from ..core.outcome import Outcome, outcome_of
-from ..core.strategies import cluster_text, kafka_counterpart
+from ..core.strategies import cluster_text, kafka_choice
 from .guard import OVERRIDE, PRIMARY, Guard, publish_guard
 
 BASELINE = "current"
@@ -746,7 +746,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     go = bool((group.get("decision") or {}).get("go"))
     bound = group.get("lower_bound_max_lag")
     in_time = timed(group)
-    twin = kafka_counterpart(group.get("group_type"), group.get("assignor"))
+    twin = kafka_choice(group.get("group_type"), group.get("assignor"))
     current = _result(group, BASELINE)
     unconsumed_now = {(str(t), int(p)) for t, p in (current or {}).get("unassigned") or ()}
     rows = []
@@ -755,8 +755,8 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
         if not r.get("metrics") and r.get("refused") is None:
             continue
         tags = ""
-        if twin is not None and name == twin:
-            tags += '<span class="tag kafka" title="does what Kafka does for this group">Kafka\'s</span>'
+        if twin is not None and name == twin[0]:  # broker's choice (consumer group), else Kafka's
+            tags += f'<span class="tag kafka" title="does what Kafka does for this group">{_e(twin[1])}</span>'
         if name == chosen and name != BASELINE:
             tags += f'<span class="tag chosen">{"chosen" if go else "candidate"}</span>'
         if name == best:
