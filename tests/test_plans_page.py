@@ -6,6 +6,7 @@ decisions, so the pages see exactly the dicts the store returns.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from datetime import UTC, date, datetime
@@ -158,7 +159,9 @@ def test_a_group_says_what_the_cluster_runs_and_marks_kafkas_row(tmp_path: Path)
         plan = store.get_plan(plan_id)
     html = plans_page.plan_html(plan)
     line = "group type classic · assignor cooperative-sticky · Kafka&#x27;s row: cooperative-sticky"
-    assert re.search(rf'<h2>group {GROUP} <span class="badge[^<]*</span></h2><p class="cluster muted">{line}</p>', html)
+    assert re.search(
+        rf'<h2>group {GROUP} <span class="badge[^<]*</span></h2><p class="cluster muted">{line}</p>', html
+    )
     assert html.count('class="cluster') == 1 and re.search(r"<h2>group plain <span[^<]*</span></h2><p", html)
     kafka_tag = '<span class="tag kafka"'
     assert html.count(kafka_tag) == 1
@@ -185,7 +188,9 @@ def test_a_group_planned_in_time_shows_catch_up_next_to_lag(tmp_path: Path) -> N
         "lag in time up to 1 h 7 min (t-0)"
     ) in timed
     # per strategy and per member
-    assert '<th class="num">max catch-up</th>' in timed and '<th class="num">catch-up now → plan</th>' in timed
+    assert (
+        '<th class="num">max catch-up</th>' in timed and '<th class="num">catch-up now → plan</th>' in timed
+    )
     assert "<td class=num>36,000 (2 min)</td><td>slow</td><td>fast</td>" in timed  # t-1 moves
     group = next(g for g in plan["groups"] if g["group"] == UNEQUAL["group"])
     assert plans_page.catch_up_line(group) is not None
@@ -336,3 +341,189 @@ def test_a_current_assignment_leaving_partitions_unconsumed_never_catches_up() -
     assert plans_page.catch_up_line(group) == (
         "max catch-up now never (2 partitions unconsumed) → 48 s under drain-optimal"
     )
+
+
+# -- guarded publish, outcomes on the list, time axis, notes -----------------------------------
+
+
+def _group(go: bool, **extra: Any) -> dict[str, Any]:
+    ev = evaluate(SKEWED)
+    decision = decide_all([ev], 1.1 if go else 50.0)[0].to_dict()
+    return {**ev, "decision": decision, "publications": [], **extra}
+
+
+def test_publish_guard_primary_override_or_nothing_and_why() -> None:
+    from lagassign.workflow.guard import publish_guard
+
+    plan = {"id": 5, "status": "succeeded", "parameters": {}, "snapshot_at": T0}
+    assert publish_guard(plan, _group(True)).mode == "primary"
+    stopped = publish_guard(plan, _group(False))
+    assert stopped.mode == "override" and stopped.why.startswith("the gate said stop:")
+    # stale: a newer snapshot's plan is in force, or a version published after this snapshot
+    newer = {"plan_id": 7, "version": 3, "state": "published", "snapshot_at": T0.replace(hour=7)}
+    stale = publish_guard(plan, _group(True), "assign", newer)
+    assert stale.mode == "none" and stale.stale and "refused as stale" in stale.why
+    after = {"plan_id": 4, "version": 3, "state": "published", "snapshot_at": T0.replace(hour=5)}
+    assert publish_guard(plan, _group(True), "assign", after, snapshot_version=2).stale
+    assert publish_guard(plan, _group(True), "assign", after, snapshot_version=3).mode == "primary"
+    held = publish_guard(plan, _group(True), "assign", {"plan_id": 9, "version": 4, "state": "pending"})
+    assert held.mode == "none" and "being published by plan 9" in held.why
+    # nothing to publish: candidate equal to the current assignment, or already in force
+    g = _group(True)
+    cur = next(r for r in g["results"] if r["strategy"] == "current")
+    same = {**g, "decision": {**g["decision"], "chosen": "current"}}
+    assert publish_guard(plan, same).mode == "none"
+    chosen = next(r for r in g["results"] if r["strategy"] == "lag-optimal")
+    twin = {**g, "results": [cur, {**chosen, "assignment": cur["assignment"]}]}
+    assert "changes nothing" in publish_guard(plan, twin).why
+    in_force = {"plan_id": 3, "version": 2, "state": "published", "assignment": chosen["assignment"]}
+    assert "already in force as version 2" in publish_guard(plan, g, "assign", in_force).why
+    assert publish_guard(plan, g, "subscribe").mode == "none"
+    assert publish_guard({**plan, "parameters": {"action": "publish"}}, g).mode == "none"
+    assert publish_guard({**plan, "status": "failed"}, g).mode == "none"
+
+
+def test_a_stale_plan_offers_replan_not_publish() -> None:
+    from lagassign.workflow.guard import Guard
+
+    plan = {"id": 5, "status": "succeeded", "parameters": {}}
+    g = _group(True)
+    html = plans_page.actions_html(
+        plan, g, Guard("none", "publishing would be refused as stale: x", stale=True)
+    )
+    assert "actions/publish" not in html and "refused as stale" in html
+    assert '<button class="primary" type="submit">re-plan this group</button>' in html
+
+
+def test_the_list_has_one_row_per_group_with_its_outcome(tmp_path: Path) -> None:
+    other = {**json.loads(json.dumps(SKEWED)), "group": "billing"}
+    store, plan_id = _plan(tmp_path, SKEWED, other, parameters={"apply": True})
+    with store:
+        store.record_outcome(plan_id, GROUP, "skipped: version 4 is being published by plan 9")
+        store.record_outcome(plan_id, "billing", "dry run: would publish lag-optimal as version 2")
+        html = plans_page.plans_list_html(store.list_plans(), store.plan_details([plan_id]))
+    rows = re.findall(r"<tr class=\"(?:plan-start|more)\".*?</tr>", html)
+    assert len(rows) == 2 and 'rowspan="2"' in rows[0] and "rowspan" not in rows[1]
+    by_group = {re.search(r'data-group="([^"]+)"', r).group(1): r for r in rows}
+    assert ">refused: version held</span>" in by_group[GROUP]
+    assert ">dry run: would publish v2</span>" in by_group["billing"]
+    assert "published v" not in html and "<br>" not in html.split("<tbody>")[1]
+
+
+def test_history_chart_is_time_scaled_and_its_labels_never_collide() -> None:
+    from datetime import timedelta
+
+    for n, gap in ((3, timedelta(minutes=7)), (40, timedelta(hours=5)), (200, timedelta(minutes=3))):
+        rows = [
+            {
+                "plan_id": i,
+                "created_at": T0 + gap * i * (1 + (i % 3)),
+                "current_max_lag": 1000 + i,
+                "plan_max_lag": 900,
+            }
+            for i in range(n)
+        ]
+        svg = plans_page.history_chart_svg(rows)
+        root = ElementTree.fromstring(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        ticks = [t for t in root.iter(f"{ns}text") if t.get("class") == "tick"]
+        xs = sorted(float(t.get("x")) for t in ticks)
+        assert len(xs) >= 2
+        widths = {"hm": 44, "mdhm": 84, "md": 48, "ymd": 80}
+        assert min(b - a for a, b in itertools.pairwise(xs)) >= widths[ticks[0].get("data-f")]
+        # points sit at their times: x grows with time, in proportion
+        circles = [c for c in root.iter(f"{ns}circle") if "now (current)" in c.find(f"{ns}title").text]
+        cx = [float(c.get("cx")) for c in circles]
+        times = sorted(r["created_at"] for r in rows)
+        span = (times[-1] - times[0]).total_seconds()
+        mid = len(rows) // 2
+        frac = (times[mid] - times[0]).total_seconds() / span
+        assert abs((cx[mid] - cx[0]) / (cx[-1] - cx[0]) - frac) < 0.01
+
+
+def test_error_pages_and_filters_say_one_sentence() -> None:
+    from lagassign.workflow.ui import BadRequest, list_href, parse_page
+
+    assert parse_page(None, None) == (50, 0) and parse_page("10", "20") == (10, 20)
+    for bad in (("abc", None), (None, "-1"), ("1.5", None)):
+        with pytest.raises(BadRequest, match="must be a whole number"):
+            parse_page(*bad)
+    assert list_href("/lagassign/plans/99") == "../plans" and list_href("/lagassign/history") == "plans"
+
+
+def test_a_notice_comes_only_from_checked_values() -> None:
+    from lagassign.workflow.ui import run_notice
+
+    ok = run_notice("lagassign_review", "manual__2026-05-01T06:00:00+00:00", "../")
+    assert ok and ok["href"].startswith("/dags/lagassign_review/runs/manual__2026")
+    html = plans_page.notice_html(ok)
+    assert 'data-status="../runs/lagassign_review/manual__2026' in html and 'target="_top"' in html
+    assert run_notice("lagassign_review", "<b>hi</b>") is None
+    assert run_notice("some_other_dag", "manual__1") is None
+    assert run_notice("lagassign_review", "free text with spaces") is None
+
+
+def test_run_note_links_the_plan_and_says_its_outcomes() -> None:
+    from lagassign.workflow.listener import run_note
+    from lagassign.workflow.ui import run_state_text
+
+    plan = {
+        "id": 12,
+        "status": "succeeded",
+        "parameters": {"apply": True},
+        "groups": [
+            {
+                "group": "orders",
+                "decision": {"go": True, "outcome": "published lag as version 3 on t"},
+                "publications": [{"version": 3, "state": "published"}],
+            },
+            {"group": "billing", "decision": {"go": False, "reason": "balanced"}, "publications": []},
+        ],
+    }
+    assert run_note([plan]) == "[plan 12](/lagassign/plans/12): published v3: orders; gate stop: billing"
+    assert run_note([]) is None
+    state = run_state_text("success", [plan])
+    assert state["done"] and state["ok"] and state["plan_href"] == "../plans/12"
+    refused = {
+        **plan,
+        "groups": [
+            {
+                "group": "orders",
+                "decision": {"go": True, "outcome": "skipped: version 4 is being published by plan 9"},
+            }
+        ],
+    }
+    assert not run_state_text("success", [refused])["ok"]
+    assert run_state_text("running", [])["text"] == "running"
+
+
+def test_pages_name_paused_dags_with_an_unpause_button() -> None:
+    html = plans_page.paused_html(
+        {"lagassign_review": True, "lagassign_failover": True, "lagassign_daily": False}
+    )
+    assert "lagassign_review</code></a> is paused: publish and roll back" in html
+    assert "failover is off" in html and "lagassign_daily" not in html
+    assert html.count('name="dag_id"') == 2
+    assert plans_page.paused_html({"lagassign_review": False}) == "" and plans_page.paused_html(None) == ""
+
+
+def test_a_failover_plan_names_the_dead_instance_and_counts_taken_partitions() -> None:
+    assert plans_page.dead_instances("w1 silent for 31 s; w3 joined; w2 closed") == ["w1", "w2"]
+    g = _group(True)
+    cur = next(r for r in g["results"] if r["strategy"] == "current")
+    dead = next(iter(cur["assignment"]))
+    left = {m: tps for m, tps in cur["assignment"].items() if m != dead}
+    orphaned = [tuple(tp) for tp in cur["assignment"][dead]]
+    target = {**cur["assignment"]}
+    target.pop(dead)
+    first = next(iter(target))
+    target[first] = [*target[first], *[list(tp) for tp in orphaned]]
+    results = [
+        {**cur, "assignment": left, "unassigned": [list(tp) for tp in orphaned]},
+        {"strategy": "sticky", "assignment": target, "metrics": {"moves": 0, "max_lag": 1, "lag": {}}},
+    ]
+    group = {**g, "results": results, "decision": {**g["decision"], "go": True, "chosen": "sticky"}}
+    html = plans_page.moves_table_html(group, gone=[dead])
+    assert f"0 change consumer, {len(orphaned)} unconsumed taken over from {dead} (dead)" in html
+    assert html.count(f"{dead} (dead)</span>") == len(orphaned)
+    assert f"0 + {len(orphaned)} taken over" in plans_page.metrics_table_html(group)

@@ -4,6 +4,8 @@ Airflow's plugin loader imports this module in every Airflow process, so it stay
 imports only the FastAPI app (``ui.py``; the audit store and SQLAlchemy load per request).
 The app is mounted by the API server at ``/lagassign``; the nav entry shows
 ``/lagassign/plans`` inside the Airflow UI. Every route requires Airflow's login (see ``ui.py``).
+The listener (``listener.py``, run by the scheduler) notes on each lagassign DAG run its plan
+and outcome.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
+from lagassign.workflow import listener
 from lagassign.workflow.ui import app
 
 URL_PREFIX = "/lagassign"
@@ -21,6 +24,7 @@ class LagassignPlugin(AirflowPlugin):
     """Mounts the plans app and adds "Rebalance plans" to the Airflow UI's navigation."""
 
     name = "lagassign"
+    listeners: list[Any] = [listener]  # noqa: RUF012
     fastapi_apps: list[dict[str, Any]] = [  # noqa: RUF012 (Airflow reads the class attributes)
         {"app": app, "url_prefix": URL_PREFIX, "name": "lagassign plans"},
     ]
