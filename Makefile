@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo ui test unit lint harness spark-archive bench broker clean
+.PHONY: setup demo ui test prereqs-demo prereqs-test unit lint harness kafka postgres spark-archive bench broker clean
 
 setup: $(STAMP)
 
@@ -16,17 +16,33 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet -c requirements.lock -e '.[kafka,pipeline,test,certify]'
 	@touch $(STAMP)
 
-demo: setup spark-archive
+# The demo's broker is noida-db's native one: no Maven, no JVM broker (Java only for Spark).
+demo: prereqs-demo setup spark-archive
 	scripts/demo
 
 # Airflow's own UI (with the plans page) on 127.0.0.1:8080, same settings as the demo.
 ui: setup spark-archive
 	scripts/ui
 
-# Lint first (seconds), then every test. The harness (Kafka's own assignors, fetched once into
-# var/ and compiled) lets the fidelity tests run instead of skipping.
-test: lint harness spark-archive
-	$(BIN)/python -m pytest
+# Every test, on Apache Kafka 4 (the broker fixture's default; LAGASSIGN_BROKER=noida|kafka3
+# for another). First what the machine needs (scripts/prereqs: one line per missing thing,
+# installs Chromium), lint (seconds), the harness (Kafka's own assignors, fetched once into var/
+# and compiled), Kafka itself (fetched once by Maven into var/kafka/), the tests' PostgreSQL
+# (127.0.0.1:54329) and a Spark standalone cluster (stopped afterwards unless it was running).
+test: prereqs-test lint harness kafka postgres spark-archive
+	@if scripts/spark-cluster status >/dev/null 2>&1; then ours=; else ours=1; scripts/spark-cluster start >/dev/null; fi; \
+	trap '[[ -z $$ours ]] || scripts/spark-cluster stop >/dev/null' EXIT; \
+	LAGASSIGN_SPARK_MASTER=spark://127.0.0.1:7077 $(BIN)/python -m pytest
+
+prereqs-demo prereqs-test: prereqs-%:
+	@scripts/prereqs $*
+
+# Apache Kafka's jars for the tests' broker (Maven, once; checked against scripts/kafka-jars/).
+kafka: setup
+	@LAGASSIGN_BROKER=$${LAGASSIGN_BROKER:-kafka4} scripts/broker fetch
+
+postgres:
+	@scripts/postgres start >/dev/null
 
 # The inner loop: the tests that need nothing but this process (no broker, Spark, browser,
 # PostgreSQL or Airflow), in well under a minute.

@@ -611,18 +611,27 @@ def status(kind: str) -> str:
     return f"{kind}: process up but not answering at {broker.bootstrap}"
 
 
+def fetch(kind: str) -> str:
+    """Fetch (once) and check what a kind runs on, without starting it; one line saying what."""
+    if kind == "noida":
+        return f"noida: {noida_binary()}"
+    return f"{kind}: Apache Kafka {RELEASES[kind].version} in {kafka_libs(kind)}"
+
+
 def main(argv: list[str]) -> int:
     usage = (
-        "usage: scripts/broker start [--fresh] | stop | status"
+        "usage: scripts/broker start [--fresh] | stop | status | fetch"
         "   (LAGASSIGN_BROKER=noida|kafka4|kafka3, LAGASSIGN_BROKER_INSTANCE=test for the tests' one)"
     )
-    if not argv or argv[0] not in ("start", "stop", "status"):
+    if not argv or argv[0] not in ("start", "stop", "status", "fetch"):
         print(usage, file=sys.stderr)
         return 2
     try:
         kind = kind_from_env()
         instance_from_env()  # a wrong name fails here, in one line
-        if argv[0] == "start":
+        if argv[0] == "fetch":
+            print(fetch(kind))
+        elif argv[0] == "start":
             broker = start(kind, fresh="--fresh" in argv[1:])
             print(broker.bootstrap)
             for key, value in broker.client_config.items():
