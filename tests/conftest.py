@@ -1,5 +1,13 @@
-"""Shared test setup: hypothesis profiles, a runner for the ``lagassign`` command, and a fresh
-PostgreSQL database (``pg_url``) for the tests of the audit store and of racing planners.
+"""Shared test setup: hypothesis profiles, a runner for the ``lagassign`` command, a fresh
+PostgreSQL database (``pg_url``) for the tests of the audit store and of racing planners, and a
+session that leaves no trace.
+
+No trace: for the whole session, Airflow's home, the default audit store and lagassign's run
+folders point into a temporary folder of the session (removed at its end), and settings that
+would reach a developer's real Airflow, Kafka or database are dropped, so nothing a test runs
+writes into ``~/airflow`` (the CLI's default store) or elsewhere. At the end the session fails if
+the default audit store changed anyway, or if a process it started is still alive (found by the
+marker every process the session starts inherits; ended by process group, then named).
 
 Profiles: ``ci`` (default: derandomized, sized so the suite stays near a minute on two cores)
 and ``dev`` (random, five times the examples). Choose with HYPOTHESIS_PROFILE=dev.
@@ -10,16 +18,96 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import proctrack
 import pytest
 from hypothesis import HealthCheck, settings
 
 TESTS = Path(__file__).resolve().parent
+
+#: Settings a developer's shell may hold that would point tests at real systems.
+_DROPPED = (
+    "AIRFLOW_CONFIG",
+    "AIRFLOW_CONN_LAGASSIGN_DB",
+    "AIRFLOW_CONN_LAGASSIGN_KAFKA",
+    "LAGASSIGN_GROUPS_FILE",
+)
+_SESSION: dict[str, Any] = {}
+
+
+def _default_stores() -> list[Path]:
+    """The SQLite files a lagassign command would use by default here, before the session's
+    settings: ``~/airflow/lagassign.db`` and what the environment resolves to."""
+    from lagassign.store.connection import resolve_url
+
+    paths = [Path("~/airflow/lagassign.db").expanduser()]
+    url = resolve_url()
+    if url.startswith("sqlite:///"):
+        paths.append(Path(url.removeprefix("sqlite:///")).expanduser())
+    return sorted(set(paths))
+
+
+def _state(path: Path) -> tuple[bool, int, int, bool]:
+    """What would show a write: exists, size, modification time, and whether its folder exists."""
+    try:
+        st = path.stat()
+        return True, st.st_size, st.st_mtime_ns, True
+    except OSError:
+        return False, 0, 0, path.parent.exists()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's own Airflow home, audit store and run folders; a marker for its processes."""
+    stores = _default_stores()
+    _SESSION["stores"] = {p: _state(p) for p in stores}
+    folder = Path(tempfile.mkdtemp(prefix="lagassign-tests-"))
+    _SESSION["folder"] = folder
+    _SESSION["marker"] = secrets.token_hex(8)
+    for name in [*_DROPPED, *(k for k in os.environ if k.startswith("LAGASSIGN_KAFKA_"))]:
+        os.environ.pop(name, None)
+    home = folder / "airflow"
+    os.environ.update(
+        {
+            proctrack.SESSION_VAR: _SESSION["marker"],
+            "AIRFLOW_HOME": str(home),
+            "LAGASSIGN_DB_URL": f"sqlite:///{home / 'lagassign.db'}",
+            "LAGASSIGN_BASE_DIR": str(home / "lagassign"),
+        }
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session for a process it left alive (ended here by process group) or a write
+    into the default audit store; remove the session's folder."""
+    if "marker" not in _SESSION:
+        return
+    problems = []
+    left = proctrack.alive_with_marker(_SESSION["marker"])
+    if left:
+        named = [f"{pid} {proctrack.cmdline(pid)[:160]}" for pid in left]
+        proctrack.end_processes(left, grace=30)
+        problems.append("processes the tests started were still alive (now ended): " + "; ".join(named))
+    for path, before in _SESSION["stores"].items():
+        after = _state(path)
+        if after != before:
+            problems.append(f"the default audit store {path} was written by the tests ({before} -> {after})")
+    shutil.rmtree(_SESSION["folder"], ignore_errors=True)
+    if problems:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        for line in problems:
+            if reporter is not None:
+                reporter.write_line(f"LEFT BEHIND: {line}", red=True, bold=True)
+            else:
+                print(f"LEFT BEHIND: {line}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
