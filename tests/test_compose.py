@@ -153,6 +153,16 @@ def test_kafka_connection_names_the_kafka_listener(compose, services):
     assert _env(services[host])["KAFKA_PROCESS_ROLES"] == "broker,controller"  # KRaft
 
 
+def test_kafka_is_the_release_the_tests_run(services):
+    """The compose broker is the Apache Kafka release of the tests' broker (kafka4)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import brokerctl
+
+    assert services["kafka"]["image"] == f"apache/kafka:{brokerctl.KAFKA4_VERSION}"
+
+
 def test_database_urls_point_at_postgres(compose, services):
     env = compose["x-airflow-env"]
     airflow_url = urlsplit(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
