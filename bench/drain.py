@@ -30,7 +30,7 @@ import time
 from lagassign.core.case import parse_case
 from lagassign.core.catchup import member_times
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.drain_optimal import proportional_lower_bound
+from lagassign.core.strategies.drain_optimal import drain_lower_bound
 from lagassign.core.strategies.exact import solver_available
 
 SIZES = [(4, 12), (8, 40), (12, 100), (20, 200)]
@@ -98,7 +98,7 @@ def table(suite: list[tuple[str, list[tuple[dict, dict]]]], mixed: bool, budget:
             plan = get_strategy("drain-optimal", exact_budget=budget).assign(group)
             ms.append((time.perf_counter() - t0) * 1000)
             drain = max(member_times(group, plan.members).values())
-            bound = proportional_lower_bound(group, drain)
+            bound = drain_lower_bound(group, drain)
             certified = getattr(plan, "catch_up_bound", None)  # the exact polish's bound
             if certified is not None:
                 bound = max(bound, certified)

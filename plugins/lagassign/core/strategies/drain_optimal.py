@@ -9,7 +9,8 @@ inflow zero, catch-up time is lag over one constant, and this strategy *is* ``la
 Otherwise, with capacities c_m (messages per second) and inflows r_p:
 1. Count rules: with one shared subscription, member m holds floor(q_m) or ceil(q_m)
    partitions, q_m = P * c_m / sum(c): a twice as fast member reads twice as many. With mixed
-   subscriptions counts are free (only subscriptions bind).
+   subscriptions counts are free (only subscriptions bind). Step 6 may keep lag-optimal's
+   counts instead, where they catch up sooner.
 2. Seeds: a greedy pass (heaviest partition first, to the eligible member whose catch-up time
    stays smallest) and, when members own partitions, a sticky one (owned partitions stay, up to
    each member's count); both then fill members below their count.
@@ -24,7 +25,12 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
 5. Groups of up to 16 partitions (without ``max_moves``): an exact branch and bound
    (``drain_exact``) either finds a plan that finishes strictly sooner or proves that none
    exists under the count rules; a proved plan reports ``catch_up_optimal``.
-6. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
+6. Never slower than ``lag-optimal``: with a shared subscription its plan is also searched
+   for catch-up time under its own count rule (floor(P/N) or ceil(P/N) each), and the exact
+   search of step 5 runs under that rule too; a plan under it replaces the proportional one
+   where it catches up strictly sooner (a hot partition or inflow can make proportional
+   counts cost time). A proof then covers both count rules.
+7. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
    lag-optimal's does): larger groups whose plan is above the bound (and without
    ``max_moves``) go to ``drain_milp``: bisection on the largest catch-up time, each step a
    bin-packing MILP, which either finds a plan that finishes sooner or proves a higher bound
@@ -57,6 +63,7 @@ from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import CertifiedAssignment, Strategy, build
 from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound, member_cost, sooner
+from .drain_milp import TOLERANCE as MILP_TOLERANCE
 from .drain_milp import bisect_drain
 from .exact import check_exact_budget
 from .lag_optimal import LagOptimalStrategy
@@ -79,9 +86,35 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
     return out
 
 
-def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
-    """A largest catch-up time no plan under drain-optimal's count rules beats (proportional
-    counts with a shared subscription, free counts with mixed ones).
+def balanced_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
+    """Member -> (fewest, most) partitions under lag-optimal's count rule: floor(P/N), ceil(P/N)."""
+    floor, extra = divmod(len(group.assignable), len(group.members))
+    return dict.fromkeys(group.member_ids, (floor, floor + (extra > 0)))
+
+
+def count_rules(group: GroupSnapshot) -> list[dict[str, tuple[int, int]] | None]:
+    """The counts drain-optimal plans under, each (fewest, most) per member; None: free.
+
+    With one shared subscription, counts in proportion to capacity, and lag-optimal's
+    balanced ones: proportional counts are the rule of thumb for unequal members, but where a
+    hot partition or inflow makes them cost time, the strategy built to catch up soonest must
+    not lose to the one that balances messages. With mixed subscriptions counts are free."""
+    if group.identical_subscriptions:
+        return [proportional_counts(group), balanced_counts(group)]
+    return [None]
+
+
+def drain_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
+    """A largest catch-up time no plan under drain-optimal's count rules beats: the smallest
+    of ``counts_lower_bound`` over ``count_rules``."""
+    return min(counts_lower_bound(group, counts, upper) for counts in count_rules(group))
+
+
+def counts_lower_bound(
+    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, upper: float = math.inf
+) -> float:
+    """A largest catch-up time no plan under ``counts`` beats (None: free counts, as with
+    mixed subscriptions).
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
@@ -93,11 +126,10 @@ def proportional_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> f
     bound = lower_bound_catch_up(group)
     if not timed(group):
         return bound
-    if group.identical_subscriptions:
-        counts = proportional_counts(group)
-    else:
-        bound = max(bound, readers_drain_bound(group))
-        counts = {mid: (0, len(group.assignable)) for mid in group.member_ids}
+    if counts is None:
+        counts = dict.fromkeys(group.member_ids, (0, len(group.assignable)))
+        if not group.identical_subscriptions:
+            bound = max(bound, readers_drain_bound(group))
     lags = sorted(group.lag[tp] for tp in group.assignable)
     rates = sorted(inflow(group)[tp] for tp in group.assignable)
     lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
@@ -213,36 +245,32 @@ class DrainOptimalStrategy(Strategy):
             )
             planned.strategy = self.name  # lag-optimal's plan, a fresh copy for each caller, as it is
             return planned
-        counts = proportional_counts(group) if group.identical_subscriptions else None
+        rules = count_rules(group)
         results = []
-        for seed in self._seeds(group, counts):
-            _search(seed, self.max_moves)
-            if self.max_moves is None:  # a re-split may move many partitions at once
-                while _resplit(seed):
-                    _search(seed, None)
-            _send_home(seed)
-            moves = seed.count_moves()
-            if self.max_moves is None or moves <= self.max_moves:
-                results.append(((seed.cost(seed.worst()), moves), seed))
+        for counts in rules:
+            for seed in self._seeds(group, counts):
+                _search(seed, self.max_moves)
+                if self.max_moves is None:  # a re-split may move many partitions at once
+                    while _resplit(seed):
+                        _search(seed, None)
+                _send_home(seed)
+                moves = seed.count_moves()
+                if self.max_moves is None or moves <= self.max_moves:
+                    results.append(((seed.cost(seed.worst()), moves), seed))
         if not results:
             raise StrategyRefusedError(
                 f"group {group.group}: no plan within max_moves={self.max_moves} keeps the counts "
-                "in proportion to capacity"
+                "in proportion to capacity, or balanced"
             )
-        (cost, _), best = min(results, key=lambda r: r[0])
-        proven = False
-        if self.max_moves is None and len(group.assignable) <= MAX_PARTITIONS:
-            exact = exact_drain(group, counts, cost)
-            proven = exact.proven
-            if exact.layout is not None:  # strictly sooner: the search had stopped short
-                best = _Layout(group, counts)
-                for mid, tps in exact.layout.items():
-                    for tp in tps:
-                        best.put(tp, mid)
-                _send_home(best)
+        best = min(results, key=lambda r: r[0])[1]
+        proven = self.max_moves is None and len(group.assignable) <= MAX_PARTITIONS
+        if proven:
+            for counts in rules:
+                best, settled = _settle(group, counts, best)
+                proven = proven and settled
         bound = None
         if not proven and self.exact_budget > 0 and self.max_moves is None:
-            best, proven, bound = self._polish(group, counts, best)
+            best, proven, bound = self._polish(group, rules, best)
         # Whether it reached the bound is a metric of every plan (``catch_up_optimal``); a
         # finished exact search proves it under the count rules.
         plan = build(self.name, group, best.held)
@@ -251,23 +279,28 @@ class DrainOptimalStrategy(Strategy):
         return out
 
     def _polish(
-        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, best: _Layout
+        self, group: GroupSnapshot, rules: list[dict[str, tuple[int, int]] | None], best: _Layout
     ) -> tuple[_Layout, bool, float | None]:
-        """``drain_milp``'s bisection from the plan, within ``exact_budget``: a plan that
-        finishes sooner replaces it (partitions then sent home where free), and the bound it
-        certified is returned with whether the plan meets it."""
+        """``drain_milp``'s bisection from the plan under each count rule, the budget shared
+        between them: a plan that finishes sooner replaces it (partitions then sent home where
+        free); the bound certified (the smallest of the rules') is returned with whether the
+        plan meets it."""
         top = max(seconds_to_catch_up(best.load[m], best.flow[m], best.cap[m]) for m in best.held)
-        bound = proportional_lower_bound(group, top)
-        if not math.isfinite(top) or top <= bound * (1 + 1e-9):
+        if not math.isfinite(top):
             return best, False, None
-        result = bisect_drain(group, counts, top, bound, self.exact_budget)
-        if result.layout is not None:
-            best = _Layout(group, counts)
-            for mid, tps in result.layout.items():
-                for tp in tps:
-                    best.put(tp, mid)
-            _send_home(best)
-        return best, result.proven, result.lower
+        lowers = []
+        for counts in rules:
+            lower = counts_lower_bound(group, counts, top)
+            if top > lower * (1 + 1e-9):
+                result = bisect_drain(group, counts, top, lower, self.exact_budget / len(rules))
+                if result.layout is not None:
+                    best = _placed(group, counts, result.layout)
+                    _send_home(best)
+                    top = result.upper
+                lower = result.lower
+            lowers.append(lower)
+        bound = min(lowers)
+        return best, top <= bound * (1 + MILP_TOLERANCE), bound
 
     def _seeds(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> Iterable[_Layout]:
         yield _greedy(_Layout(group, counts), group.assignable)
@@ -279,11 +312,7 @@ class DrainOptimalStrategy(Strategy):
         if planned is not None and (
             counts is None or all(counts[m][0] <= len(tps) <= counts[m][1] for m, tps in planned.items())
         ):
-            seed = _Layout(group, counts)
-            for mid, tps in planned.items():
-                for tp in tps:
-                    seed.put(tp, mid)
-            yield seed
+            yield _placed(group, counts, planned)
         if group.owner:
             sticky = _Layout(group, counts)
             left = []
@@ -295,6 +324,30 @@ class DrainOptimalStrategy(Strategy):
                 else:
                     left.append(tp)
             yield _greedy(sticky, left)
+
+
+def _placed(
+    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, layout: dict[str, list[TopicPartition]]
+) -> _Layout:
+    """``layout`` as a search's state under ``counts``."""
+    placed = _Layout(group, counts)
+    for mid, tps in layout.items():
+        for tp in tps:
+            placed.put(tp, mid)
+    return placed
+
+
+def _settle(
+    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, best: _Layout
+) -> tuple[_Layout, bool]:
+    """The exact search under ``counts`` (small groups): a plan strictly sooner than ``best``
+    replaces it; True when it proved that no plan under these counts is sooner."""
+    exact = exact_drain(group, counts, best.cost(best.worst()))
+    if exact.layout is None:
+        return best, exact.proven
+    found = _placed(group, counts, exact.layout)
+    _send_home(found)
+    return found, exact.proven
 
 
 def _plain(group: GroupSnapshot) -> bool:
@@ -537,4 +590,9 @@ def _send_home(layout: _Layout) -> None:
             layout.put(tp, owner)
 
 
-__all__ = ["DrainOptimalStrategy", "proportional_counts", "proportional_lower_bound", "readers_drain_bound"]
+__all__ = [
+    "DrainOptimalStrategy",
+    "balanced_counts",
+    "proportional_counts",
+    "readers_drain_bound",
+]
