@@ -131,3 +131,90 @@ def test_example_case_in_the_repository_evaluates(cli):
     done = cli("evaluate", "--json", str(example))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["best"] is not None
+
+
+# -- the command itself: version, usage, bad values, operational errors ------------------------
+
+
+def test_version(cli):
+    done = cli("--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"lagassign {lagassign.__version__}\n", "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "commands"),
+    [
+        ((), ("assign", "evaluate", "plan", "plans", "publish", "watch")),
+        (("plans",), ("list", "show", "history", "claim")),
+    ],
+)
+def test_a_bare_command_prints_its_usage(cli, argv, commands):
+    done = cli(*argv)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"usage: lagassign {' '.join(argv)}".rstrip() + " ")
+    assert all(f"\n    {c} " in done.stderr for c in commands), done.stderr
+    assert "required" not in done.stderr and "_command" not in done.stderr  # no internal names
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (
+            ["evaluate", "--strategies", "", "CASE"],
+            "argument --strategies: expected comma-separated strategy",
+        ),
+        (["evaluate", "--strategies", "lag,", "CASE"], "argument --strategies: expected comma-separated"),
+        (["evaluate", "--strategies", "lag,nope", "CASE"], "unknown strategy 'nope'"),
+        (
+            ["assign", "--strategy", "lag", "--indent", "-3", "CASE"],
+            "argument --indent: expected a non-negative",
+        ),
+        (
+            ["evaluate", "--indent", "-1", "CASE"],
+            "argument --indent: expected a non-negative integer, got -1",
+        ),
+        (["snapshot", "--timeout", "0", "--out", "x"], "argument --timeout: expected a positive number"),
+        (["plan", "--timeout", "-5"], "argument --timeout: expected a positive number of seconds"),
+        (
+            ["snapshot", "--concurrency", "0", "--out", "x"],
+            "argument --concurrency: expected a whole number >= 1",
+        ),
+        (["plan", "--groups-file", "EMPTY"], "argument --groups-file: groups file EMPTY declares no groups"),
+        (["watch", "--groups-file", "EMPTY"], "argument --groups-file: groups file EMPTY declares no groups"),
+        (["plan", "--groups-file", "MISSING"], "argument --groups-file: cannot read groups file MISSING"),
+    ],
+)
+def test_empty_and_out_of_range_values_are_refused_in_one_line(cli, case_file, tmp_path, argv, fragment):
+    empty = tmp_path / "groups.yaml"
+    empty.write_text("groups: []\n")
+    paths = {"CASE": case_file(CASE), "EMPTY": str(empty), "MISSING": str(tmp_path / "nope.yaml")}
+    argv = [paths.get(a, a) for a in argv]
+    done = cli(*argv, "--bootstrap-server", "127.0.0.1:1") if argv[0] in ("plan", "watch") else cli(*argv)
+    fragment = next((fragment.replace(k, v) for k, v in paths.items() if k in fragment), fragment)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and fragment in done.stderr, done.stderr
+
+
+def test_watch_against_an_unreachable_broker_is_one_line(cli, tmp_path):
+    from socket import socket
+
+    with socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "audit.db"
+    done = cli(
+        "watch", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "2", "--db", f"sqlite:///{db}"
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"lagassign: error: cannot reach Kafka at 127.0.0.1:{port} within 2s")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not db.exists()  # nothing was recorded or created
+
+
+def test_a_failing_file_is_one_line_not_a_traceback(cli, tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"group": "g", "strategy": "lag", "assignment": {"a": [["t", 0]]}}))
+    target = tmp_path / "no-such-folder" / "plan-in-force.json"
+    done = cli("publish", "--export-only", "--export", str(target), str(plan))
+    assert done.returncode == 2
+    assert done.stderr == f"lagassign: error: {target}.tmp: No such file or directory\n"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +34,7 @@ import pytest
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
+from proctrack import end_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -193,12 +193,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         log_path = home / "standalone.log"
         yield {"base": base, "token": token, "ids": ids, "db": db_url, "log": log_path, "env": env}
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=20)
+        end_group(proc)  # standalone, its scheduler's LocalExecutor workers, triggerer, ...
         log.close()
 
 

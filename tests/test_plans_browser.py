@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 from lagassign.tables.snapshot import Snapshot
+from proctrack import end_group
 
 pytestmark = pytest.mark.browser
 
@@ -169,12 +169,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
             "log": home / "api-server.log",
         }
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        end_group(proc, grace=20)  # the api-server and every worker it started
         log.close()
 
 

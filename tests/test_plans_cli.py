@@ -343,3 +343,37 @@ def test_database_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     conn.close()
     rc, _, err = run(capsys, "plans", "show", "1", "--db", f"sqlite:///{broken}")
     assert (rc, err) == (2, f"lagassign: error: audit store sqlite:///{broken}: no such table: plans\n")
+
+
+def test_plans_recorded_by_publish_read_on_every_surface(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lagassign publish`` records the plan file's assignment with no lag figures (metrics {}):
+    ``plans show`` (text and JSON) and the plan page's chart read it."""
+    from lagassign.core.gate import GateDecision
+    from lagassign.workflow.plans_page import lag_chart_svg
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    members = {"i0": [["t", 0], ["t", 1]], "i1": [["t", 2]]}
+    with AuditStore(url) as store:  # what publish_by_hand records
+        plan_id = store.start_plan("manual", "ops", parameters={"publish": "plan.json"}, cluster="lkc-1")
+        store.set_snapshot(plan_id, None, T0)
+        results = [{"strategy": "lag-optimal", "metrics": {}, "assignment": members}]
+        store.record_evaluations(plan_id, [{"group": "orders", "members": 2, "results": results}])
+        decision = GateDecision("orders", True, "published by hand from plan.json", chosen="lag-optimal")
+        store.record_decisions(plan_id, [decision])
+        store.mark_publication_pending(plan_id, "orders")
+        store.mark_published("orders", 1, published_at=T0)
+        store.finish_plan(plan_id, "succeeded")
+        plan = store.get_plan(plan_id)
+    rc, out, err = run(capsys, "plans", "show", str(plan_id), "--db", url)
+    assert (rc, err) == (0, "")
+    assert "  cluster   lkc-1\n" in out
+    assert "group orders: go: published by hand from plan.json" in out
+    assert "plan version 1 (lag-optimal): published at 2026-05-01 06:00:00 UTC" in out
+    assert (
+        "  lag-optimal: assignment recorded without lag figures: 2 members, 3 partitions (i0 2, i1 1)" in out
+    )
+    rc, out, _ = run(capsys, "plans", "show", "latest", "--db", url, "--json")
+    assert rc == 0 and json.loads(out)["groups"][0]["results"][0]["metrics"] == {}
+    assert "no measured assignment to chart" in lag_chart_svg(plan["groups"][0])

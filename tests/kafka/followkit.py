@@ -23,13 +23,14 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for extra in (REPO / "scripts", REPO / "plugins", HERE):
+for extra in (REPO / "scripts", REPO / "plugins", HERE, HERE.parent):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
 import brokerctl  # noqa: E402
 from faultkit import Outcome  # noqa: E402
 from kafkakit import config_flags, declared_plan_flags, run_cli, wait_until  # noqa: E402
+from proctrack import end_group  # noqa: E402
 
 BIN = Path(sys.executable).parent
 WORKER = HERE / "plan_worker.py"
@@ -656,11 +657,7 @@ def airflow_failover_after_kill9(
         drained(s, load)
     finally:
         stop_all(list(procs.values()))
-        try:
-            os.killpg(airflow.pid, signal.SIGTERM)
-            airflow.wait(60)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(airflow.pid, signal.SIGKILL)
+        end_group(airflow)  # standalone, its scheduler's LocalExecutor workers, triggerer, ...
     t = tally(s, load)
     with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
         audit = [store.get_plan(p["id"]) for p in store.list_plans()]
