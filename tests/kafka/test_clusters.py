@@ -123,32 +123,38 @@ def test_publish_by_hand_on_two_clusters_then_show_it(
         assert run_cli("plans", "show", plan_id, "--db", db).returncode == 0
 
 
-def test_a_cluster_rebuilt_behind_the_same_address_goes_on_publishing(
-    tmp_path: Path,
-) -> None:
-    """A noida broker wiped and started again at its address (what ``make demo`` does each time):
-    the same cluster key, a plans topic without the versions the ledger recorded. The next
-    publish is not refused as overtaken; its outcome says what happened."""
+def test_a_cluster_rebuilt_behind_the_same_address_goes_on_publishing(tmp_path: Path) -> None:
+    """What ``make demo`` does on each run: a fresh noida at the same address, its groups and v1
+    plans built again, ``lagassign plan --apply`` with the audit store of the last run. The same
+    cluster key, a plans topic without the versions the ledger recorded: the run publishes the
+    next version, not "refused forever", and its outcome says what happened."""
     db = f"sqlite:///{tmp_path / 'audit.db'}"
-    group = f"r{tmp_path.name[-6:]}"
+    prefix = f"r{tmp_path.name[-6:]}-"
+    group = prefix + GROUP
     spare = SpareBroker(tmp_path / "data")
-    spare.start()
     try:
-        first = run_cli(
-            "publish", *config_flags(spare.broker), "--db", db, _plan_file(tmp_path, group, "t", 2)
-        )
-        assert first.returncode == 0 and json.loads(first.stdout)["version"] == 1, first.stderr
-        spare.stop()
-        shutil.rmtree(spare.data)
-        spare.start()
-        again = run_cli(
-            "publish", *config_flags(spare.broker), "--db", db, _plan_file(tmp_path, group, "t", 4)
-        )
-        assert again.returncode == 0, again.stderr
-        out = json.loads(again.stdout)
-        assert (out["published"], out["version"]) == (True, 2)
-        assert "the topic no longer held version 1, published by plan 1" in out["reason"]
-        assert newest(spare.broker, [group])[group][0] == 2
+        versions = []
+        for run_no in (1, 2):
+            spare.start()
+            groups_file = _demo(spare.broker, tmp_path / f"demo{run_no}", prefix)
+            run = run_cli(
+                "plan",
+                *declared_plan_flags(spare.broker, groups_file),
+                "--db",
+                db,
+                "--base-dir",
+                str(tmp_path / f"runs{run_no}"),
+                "--json",
+            )
+            assert run.returncode == 0, run.stderr
+            done = {o["group"]: o for o in json.loads(run.stdout)["publications"]}[group]
+            assert done["published"], done
+            versions.append(done["version"])
+            assert newest(spare.broker, [group])[group][0] == done["version"]
+            spare.stop()
+            shutil.rmtree(spare.data)  # the demo's broker starts --fresh
+        assert versions == [2, 3]  # v1 is the demo's own; the ledger's v2 counts on
+        assert "the topic no longer held version 2, published by plan 1" in done["reason"]
     finally:
         spare.stop()
 
