@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Param, TriggerRule, Variable, task
 
@@ -157,12 +158,39 @@ def _daily_settings(conf: Mapping[str, Any] | None) -> dict[str, Any]:
     return settings
 
 
+class _QuietSubmitHook(SparkSubmitHook):
+    """The provider's hook, building the same command without logging all of it."""
+
+    def _build_spark_submit_command(self, application: str) -> list[str]:
+        command = self._get_spark_binary_path()
+        command.extend(self._build_spark_common_args())
+        command.append(application)
+        command.extend(self._application_args or ())
+        tasks.log.info(
+            "spark-submit %s with %d arguments (its parameters: %s)",
+            os.path.basename(application),
+            len(command),
+            (self._application_args or ["-"])[0],
+        )
+        return command
+
+
+class EvaluateOperator(SparkSubmitOperator):
+    """spark-submit of the evaluation job, logging one line about it instead of the whole
+    command line (dozens of --conf and --py-files entries before the job's own output)."""
+
+    def _get_hook(self) -> SparkSubmitHook:
+        hook = super()._get_hook()
+        hook.__class__ = _QuietSubmitHook  # same state, one method quieter
+        return hook
+
+
 def _spark_operator(kafka_conn_id: str) -> SparkSubmitOperator:
     from ..spark.submit import spark_submit_settings
 
     # The library zip is (re)built by the start task, not on every parse of the DAG file.
     settings = spark_submit_settings(build=False)
-    return SparkSubmitOperator(
+    return EvaluateOperator(
         task_id="evaluate",
         application=settings["application"],
         application_args=["{{ ti.xcom_pull(task_ids='start')['spark_params'] }}"],
@@ -288,6 +316,9 @@ def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
         tags=["lagassign", "kafka"],
         default_args={"retries": 0},
         doc_md=make_review_dag.__doc__,
+        # On from the start: it runs only when the plans pages trigger it, and a paused review
+        # DAG left every publish and roll back queued.
+        is_paused_upon_creation=False,
     ) as dag:
 
         @task(task_id="publish", show_return_value_in_logs=False)

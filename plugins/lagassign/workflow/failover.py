@@ -152,6 +152,9 @@ def make_failover_dag(
         start_date=datetime(2026, 1, 1),
         catchup=False,
         max_active_runs=1,
+        # On from the start: a dead instance's partitions are the promise of this DAG, and the
+        # plans pages say so when someone pauses it.
+        is_paused_upon_creation=False,
         params={
             "groups": Param(
                 [],
