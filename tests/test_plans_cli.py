@@ -83,11 +83,14 @@ def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.Capture
         "published",
         "dag",
         "run",
+        "outcome",
     ]
     assert [r.split()[0] for r in rows] == [str(db["manual"]), str(db["failed"])]
     # recorded with no cluster known: listed as such
     assert "2026-05-02 07:00:00  unknown  succeeded  manual by alice" in rows[0]
-    assert rows[0].split()[-6:] == ["3", "1", "1", "lagassign_rebalance", "/", "manual__2"]
+    assert rows[0].split("manual__2")[0].split()[-5:] == ["3", "1", "1", "lagassign_rebalance", "/"]
+    # the same outcome badges as the pages, one line per plan
+    assert "published v1: orders; gate stop: calm; failed: not evaluated" in rows[0]
     assert "failed     scheduled" in rows[1]
 
 
@@ -377,3 +380,22 @@ def test_plans_recorded_by_publish_read_on_every_surface(
     rc, out, _ = run(capsys, "plans", "show", "latest", "--db", url, "--json")
     assert rc == 0 and json.loads(out)["groups"][0]["results"][0]["metrics"] == {}
     assert "no measured assignment to chart" in lag_chart_svg(plan["groups"][0])
+
+
+def test_claim_assigns_plans_of_unknown_cluster(
+    db: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture's plans were recorded with no cluster known (as before the store knew them)."""
+    rc, out, _ = run(capsys, "plans", "claim", "--cluster", "lkc-prod", "--plan", str(db["manual"]))
+    assert (rc, out) == (0, f"claimed 1 plan ({db['manual']}) and 1 publication for cluster lkc-prod\n")
+    rc, out, err = run(capsys, "plans", "claim", "--cluster", "lkc-other", "--plan", str(db["manual"]))
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert f"plan {db['manual']} is recorded on cluster lkc-prod already" in err
+    rc, out, _ = run(capsys, "plans", "list", "--cluster", "lkc-prod", "--json")
+    assert [p["id"] for p in json.loads(out)] == [db["manual"]]
+    rc, out, _ = run(capsys, "plans", "claim", "--cluster", "lkc-prod", "--json")
+    assert json.loads(out) == {"cluster": "lkc-prod", "plans": [db["failed"]], "publications": 0}
+    rc, out, _ = run(capsys, "plans", "claim", "--cluster", "lkc-prod")
+    assert (rc, out) == (0, "no plan of unknown cluster to claim\n")
+    rc, _, err = run(capsys, "plans", "claim", "--cluster", "x", "--bootstrap-server", "h:1")
+    assert (rc, err) == (2, "lagassign: error: give --cluster or --bootstrap-server, not both\n")

@@ -114,12 +114,13 @@ def _read(args: argparse.Namespace, query: Callable[[Any], Any]) -> Any:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    plans = _read(
-        args,
-        lambda store: store.list_plans(
+    def query(store: Any) -> list[dict[str, Any]]:
+        found = store.list_plans(
             group=args.group, since=args.since, until=args.until, limit=args.limit, cluster=args.cluster
-        ),
-    )
+        )
+        return with_outcomes(found, store.plan_details(p["id"] for p in found))
+
+    plans = _read(args, query)
     if args.json:
         _dump(plans)
     elif not plans:
@@ -128,6 +129,19 @@ def _cmd_list(args: argparse.Namespace) -> int:
     else:
         print(plans_table(plans, with_cluster=args.group is not None))
     return 0
+
+
+def with_outcomes(plans: list[dict[str, Any]], details: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each plan with ``outcome``: its groups' outcome badges in one line, as the pages say them."""
+    from ..core.outcome import outcome_of, summary
+
+    out = []
+    for p in plans:
+        plan = details.get(p["id"], p)
+        groups = plan.get("groups") or []
+        text = summary((g["group"], outcome_of(plan, g)) for g in groups) if groups else p["status"]
+        out.append({**p, "outcome": text})
+    return out
 
 
 def _plan_id(text: str) -> int | None:
@@ -218,8 +232,9 @@ def _cmd_claim(args: argparse.Namespace) -> int:
         print("no plan of unknown cluster to claim")
     else:
         ids = ", ".join(str(i) for i in done["plans"])
+        plans, pubs = len(done["plans"]), done["publications"]
         print(
-            f"claimed {len(done['plans'])} plans ({ids}) and {done['publications']} publications "
+            f"claimed {plans} plan{'s' * (plans != 1)} ({ids}) and {pubs} publication{'s' * (pubs != 1)} "
             f"for cluster {done['cluster']}"
         )
     return 0
@@ -320,6 +335,7 @@ def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
         "go",
         "published",
         "dag run",
+        "outcome",
     )
     rows: list[tuple[str, ...]] = [
         (
@@ -332,6 +348,7 @@ def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
             str(p["go"]),
             str(p["published"]),
             " / ".join(x for x in (p.get("dag_id"), p.get("run_id")) if x) or "-",
+            str(p.get("outcome") or "-"),
         )
         for p in plans
     ]
@@ -399,6 +416,7 @@ def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = 
 def plan_text(plan: dict[str, Any]) -> str:
     """One plan for people: header, then per group the decision, publications and evaluation."""
     from ..core.clusters import cluster_label
+    from ..core.outcome import outcome_of
     from ..core.report import evaluation_table
 
     out = [f"plan {plan['id']}: {plan['status']}, {_trigger(plan)}"]
@@ -430,8 +448,7 @@ def plan_text(plan: dict[str, Any]) -> str:
         cluster = cluster_text(g.get("group_type"), g.get("assignor"))
         if cluster:
             out.append(f"  {cluster}")
-        if d is not None and d.get("outcome") and not g["publications"]:
-            out.append(f"  {d['outcome']}")
+        out.append(f"  outcome   {outcome_of(plan, g).line()}")
         for pub in g["publications"]:
             line = f"  plan version {pub['version']} ({pub['strategy']}): {pub['state']}"
             if pub["published_at"] is not None:
