@@ -43,6 +43,19 @@ _HINTS: tuple[tuple[str, str], ...] = (
         r"changed since the snapshot",
         "the group changed after the plan was computed: re-plan the group, then publish the new plan",
     ),
+    (
+        r"published after this run's snapshot|newer snapshot|is older than that of version",
+        "a newer plan is in force: re-plan the group (its page's re-plan button) and review that plan",
+    ),
+    (
+        r"is being published by plan|since this run saw version",
+        "another run holds the next version: wait for it to finish (its plan's page says how it "
+        "ended), then re-plan if still needed",
+    ),
+    (
+        r"there is no plan \d+|has no group",
+        "publish from a plan's own page: the plan number or group in the request does not exist",
+    ),
 )
 
 
