@@ -90,7 +90,9 @@ def test_list_is_a_table_newest_first(db: dict[str, Any], capsys: pytest.Capture
     assert "2026-05-02 07:00:00  unknown  succeeded  manual by alice" in rows[0]
     assert rows[0].split("manual__2")[0].split()[-5:] == ["3", "1", "1", "lagassign_rebalance", "/"]
     # the same outcome badges as the pages, one line per plan
-    assert "failed: not evaluated: offsets unreadable: broken; gate stop: calm; published v1: orders" in rows[0]
+    assert (
+        "failed: not evaluated: offsets unreadable: broken; gate stop: calm; published v1: orders" in rows[0]
+    )
     assert "failed     scheduled" in rows[1]
 
 
@@ -156,7 +158,10 @@ def test_show_tells_the_story(db: dict[str, Any], capsys: pytest.CaptureFixture[
     assert f"group orders: go: {orders.reason}" in out
     assert f"group calm: stop: {calm.reason}" in out and "≤ threshold 1.10" in calm.reason
     assert f"plan version 1 ({orders.chosen}): published at 2026-05-02 08:00:00 UTC" in out
-    assert "group broken: no gate decision recorded\n  outcome   failed: not evaluated: offsets unreadable" in out
+    assert (
+        "group broken: no gate decision recorded\n  outcome   failed: not evaluated: offsets unreadable"
+        in out
+    )
     assert "group orders: go:" in out and "  outcome   published v1" in out
     assert "  current " in out and "<- best" in out  # the evaluation table, indented
     # what the cluster runs, for the group whose snapshot said; nothing for the others
