@@ -2,13 +2,14 @@
 records them: one observation a minute of each partition's end offset, committed offset and lag.
 
 The histories below are written as columns (end offsets, committed offsets) one observation a
-minute.
+minute; ``tests/data/health/`` holds one recorded from a real broker.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from lagassign.core.catchup import NEVER
@@ -34,6 +35,7 @@ from lagassign.core.health import (
     unchanged_for,
 )
 
+DATA = Path(__file__).resolve().parent / "data" / "health"
 RULES = Rules(window_s=600)  # ten minutes, ten observations
 
 
@@ -299,3 +301,49 @@ def test_a_stopped_group_is_reported_once_however_often_it_is_looked_at() -> Non
     # the last commit was seen at minute 4: a whole window later the group is STOP, once
     assert [m for m, _ in sent] == [14]
     assert sent[0][1].startswith("g: OK → STOP: t-0: no commit for 10 min")
+
+
+# -- a history recorded from a real broker (tests/data/health/record.py) --------------------------
+
+
+def _replayed(name: str) -> tuple[dict, list[GroupInput]]:
+    """The recorded observations, and at each one the group as the rules saw it then."""
+    data = json.loads((DATA / name).read_text())
+    steps = []
+    for i in range(1, len(data["observations"]) + 1):
+        seen = data["observations"][:i]
+        parts: dict[tuple[str, int], list[Point]] = {}
+        for obs in seen:
+            for row in obs["partitions"]:
+                point = Point(obs["t"], row["end"], row["committed"], row["lag"])
+                parts.setdefault((row["topic"], row["partition"]), []).append(point)
+        owners = seen[-1]["owners"]
+        steps.append(
+            GroupInput(
+                data["group"],
+                partitions=tuple(
+                    PartitionInput(t, p, tuple(pts), owners.get(f"{t}-{p}"))
+                    for (t, p), pts in sorted(parts.items())
+                ),
+                members=tuple(seen[-1]["members"]),
+                state=seen[-1]["state"],
+            )
+        )
+    return data, steps
+
+
+def test_a_recorded_history_gets_the_statuses_it_was_given_live() -> None:
+    data, steps = _replayed("consumer-pauses-then-stops.json")
+    rules = Rules(window_s=data["window_s"])
+    got = [group_health(g, rules).status for g in steps]
+    assert got == data["expected"]
+    # and those are the right ones: OK while it keeps up, STALL once paused for a window, OK
+    # again when it resumes, STOP a window after it left; never a warning on its noise
+    by_phase: dict[str, list[str]] = {}
+    for obs, status in zip(data["observations"], got, strict=True):
+        by_phase.setdefault(obs["phase"], []).append(status)
+    assert set(by_phase["keeps up"]) == {OK}
+    assert by_phase["paused"][0] == OK and by_phase["paused"][-1] == STALL
+    assert set(by_phase["resumed"][1:]) == {OK}
+    assert by_phase["closed"][0] == OK and by_phase["closed"][-1] == STOP
+    assert WARN not in got

@@ -19,7 +19,9 @@ Per partition (``partition_status``), first rule that applies:
    has consumers but none holds this partition.
 4. **WARN** when commits advance (the committed offset moved since the previous observation)
    but lag grew from the window's first observation to its last without ever going down (at
-   least ``min_points`` observations): the consumer works, and falls behind.
+   least ``min_points`` observations), and the lag is more than ``steady_s`` seconds of what
+   the consumer processes (less is the lag between commits: its noise is no trend): the
+   consumer works, and falls behind.
 5. **OK** otherwise.
 
 Per group (``group_health``), the partitions' statuses and:
@@ -74,9 +76,10 @@ ALERTING = frozenset({STALL, STOP, DEAD, OVERLOAD, UNCONSUMED})
 
 #: Group states of a group whose assignment is being changed (nothing to judge about owners).
 REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
-#: A group whose outstanding messages take less than this at the rate it consumes keeps up
-#: (lag between commits), and its catch-up time is that time, not lag / (consumed − inflow)
-#: (which the noise of two nearly equal rates would blow up).
+#: A consumer whose outstanding messages take less than this at the rate it consumes keeps up
+#: (that is the lag between commits): no warning for its lag's ups and downs, and its catch-up
+#: time is that time, not lag / (consumed − inflow) (which the noise of two nearly equal rates
+#: would blow up). ``Rules.steady_s``.
 STEADY_S = 30.0
 
 TP = tuple[str, int]
@@ -84,10 +87,12 @@ TP = tuple[str, int]
 
 @dataclass(frozen=True)
 class Rules:
-    """The rules' settings: the window judged (seconds) and the observations a trend needs."""
+    """The rules' settings: the window judged (seconds), the observations a trend needs, and
+    the seconds of work under which a lag is the steady lag between commits (``STEADY_S``)."""
 
     window_s: float = 600.0
     min_points: int = 3
+    steady_s: float = STEADY_S
 
     def __post_init__(self) -> None:
         if not (self.window_s > 0 and math.isfinite(self.window_s)):
@@ -334,7 +339,9 @@ def partition_status(
     advancing = len(commits) >= 2 and commits[-2] < commits[-1]  # moved since the previous look
     if len(window) >= rules.min_points and advancing:
         steps = [b - a for a, b in pairwise(lags)]
-        if lags[-1] > lags[0] and all(s >= 0 for s in steps):
+        consumed = rate(window, "committed") or 0.0
+        behind = consumed <= 0 or now.lag > consumed * rules.steady_s  # more than lag between commits
+        if lags[-1] > lags[0] and all(s >= 0 for s in steps) and behind:
             return WARN, f"lag grew from {lags[0]:,} to {lags[-1]:,} while commits advance"
     return OK, "keeps up"
 
@@ -417,7 +424,7 @@ def group_health(g: GroupInput, rules: Rules | None = None) -> GroupHealth:
         sum(lags),
         max(lags, default=0),
         max(times) if times else (0.0 if parts and not any(lags) else None),
-        catch_up(g, parts, inflow, consumed),
+        catch_up(g, parts, inflow, consumed, rules.steady_s),
         inflow,
         consumed,
         tuple(sorted(not_read)),
@@ -531,12 +538,16 @@ def _overload(g: GroupInput, parts: Sequence[PartitionHealth]) -> list[Finding]:
 
 
 def catch_up(
-    g: GroupInput, parts: Sequence[PartitionHealth], inflow: float | None, consumed: float | None
+    g: GroupInput,
+    parts: Sequence[PartitionHealth],
+    inflow: float | None,
+    consumed: float | None,
+    steady_s: float = STEADY_S,
 ) -> float | None:
     """Predicted seconds until the group has no lag: 0 without lag; ``NEVER`` while lag sits on
     partitions nobody reads; the slowest consumer by ``core.catchup`` where every holder's
     capacity is known; else from the window's rates: what is outstanding at the rate the group
-    consumes when that is under ``STEADY_S`` (it keeps up), else lag / (consumed − inflow), and
+    consumes when that is under ``steady_s`` (it keeps up), else lag / (consumed − inflow), and
     ``NEVER`` when it consumes no faster than messages arrive. None when unknown."""
     lag = sum(p.lag or 0 for p in parts)
     if lag == 0:
@@ -557,7 +568,7 @@ def catch_up(
         )
     if inflow is None or consumed is None:
         return None
-    if consumed > 0 and lag <= consumed * STEADY_S:
+    if consumed > 0 and lag <= consumed * steady_s:
         return lag / consumed
     if consumed <= inflow:
         return NEVER

@@ -28,10 +28,13 @@ import sqlalchemy as sa
 from .base import StoreBase
 from .schema import (
     checked_utc,
+    decisions_t,
     health_alerts_t,
     health_groups_t,
     health_partitions_t,
     health_states_t,
+    plan_groups_t,
+    plans_t,
 )
 
 #: (group, topic, partition, end offset, committed offset, lag, owner) of one observation
@@ -205,6 +208,23 @@ class HealthStore(StoreBase):
         )
         with self._engine.connect() as conn:
             return [{"cluster": r.cluster, "observed_at": r.observed_at} for r in conn.execute(q)]
+
+    def last_plans(self, cluster: str, groups: Iterable[str] | None = None) -> dict[str, int]:
+        """Each group's newest plan on ``cluster`` (one that evaluated or decided it)."""
+        newest: dict[str, int] = {}
+        wanted = set(groups) if groups is not None else None
+        with self._engine.connect() as conn:
+            for t in (plan_groups_t, decisions_t):
+                q = (
+                    sa.select(t.c.group_name, sa.func.max(t.c.plan_id).label("plan_id"))
+                    .join(plans_t, plans_t.c.id == t.c.plan_id)
+                    .where(plans_t.c.cluster == cluster)
+                    .group_by(t.c.group_name)
+                )
+                for r in conn.execute(q):
+                    if wanted is None or r.group_name in wanted:
+                        newest[r.group_name] = max(newest.get(r.group_name, 0), int(r.plan_id))
+        return newest
 
     # -- last statuses (alerts once per change) ------------------------------------------------
 
