@@ -60,12 +60,9 @@ def in_force_reason(
             f"version {version} (plan {by}) was published after this plan's snapshot "
             f"(which saw version {snapshot_version})"
         )
-    if (
-        snapshot_version is None
-        and by is not None
-        and plan.get("id") is not None
-        and int(by) > int(plan["id"])
-    ):
+    unknown = not isinstance(taken, datetime) or not isinstance(newer_at, datetime)
+    later = by is not None and plan.get("id") is not None and int(by) > int(plan["id"])
+    if snapshot_version is None and unknown and later:
         return "stale", f"version {version} in force comes from a newer plan ({by})"
     return None
 

@@ -78,13 +78,13 @@ main{padding:16px 20px;max-width:1400px}
 h1{font-size:1.4rem;margin:0 0 12px} h2{font-size:1.15rem;margin:28px 0 6px;border-top:1px solid var(--line);
 padding-top:14px} h3{font-size:1rem;margin:16px 0 6px}
 a{color:var(--link)} table{border-collapse:collapse;margin:6px 0 10px;font-size:.9rem}
-th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:var(--soft)} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-table.plans,table.history{width:100%} td.when{white-space:nowrap}
+table.plans,table.history{width:100%} td.when,td.id{white-space:nowrap} td.name{word-break:break-word;min-width:7em}
 tr.chosen td{background:var(--hl)} tr.refused td{color:var(--muted)} tr.plan-start td{border-top:2px solid var(--line)}
 .go{color:var(--go);font-weight:600} .stop{color:var(--stop);font-weight:600} .err{color:var(--err)}
-.badge{display:inline-block;font-size:.8rem;font-weight:600;border-radius:10px;padding:1px 8px;white-space:nowrap;
-border:1px solid currentColor;max-width:100%;overflow:hidden;text-overflow:ellipsis;vertical-align:middle}
+.badge{display:inline-block;font-size:.8rem;font-weight:600;border-radius:8px;padding:1px 8px;
+border:1px solid currentColor;max-width:32em;vertical-align:middle}
 .badge.published{color:var(--go)} .badge.dry-run{color:var(--info)} .badge.stale,.badge.held,.badge.stop{color:var(--stop)}
 .badge.failed{color:var(--err)} .badge.unchanged,.badge.off,.badge.skipped,.badge.running,.badge.publishing{color:var(--muted)}
 .why{display:block;font-size:.8rem;color:var(--muted);margin-top:2px}
@@ -665,7 +665,7 @@ def plans_list_html(
         '<button type="submit">filter</button> <a href="plans">clear</a>'
         '<span class="muted">times in <span class="tzname">UTC</span></span></form>'
     )
-    cols = 7 if in_time else 6
+    cols = 8 if in_time else 7
     rows = []
     for p in plans:
         pid = int(p["id"])
@@ -675,9 +675,9 @@ def plans_list_html(
         dag = f'<a target="_top" href="{_e(run)}">{_e(p.get("dag_id"))}</a>' if run else _e(p.get("dag_id"))
         span = max(1, len(groups))
         lead = (
-            f'<td rowspan="{span}"><a href="{_e(plan_href)}{pid}">plan {pid}</a></td>'
+            f'<td rowspan="{span}" class="id"><a href="{_e(plan_href)}{pid}">plan {pid}</a></td>'
             f'<td rowspan="{span}" class="when">{when(p.get("created_at"))}</td>'
-            f'<td rowspan="{span}">{dag}<span class="why">{_e(_trigger(p))}</span></td>'
+            f'<td rowspan="{span}" class="name">{dag}<span class="why">{_e(_trigger(p))}</span></td>'
         )
         if not groups:
             plan_view = {**p, "groups": []}
@@ -703,7 +703,7 @@ def plans_list_html(
             rows.append(
                 f'<tr class="{"plan-start" if i == 0 else "more"}" data-plan="{pid}" data-group="{_e(name)}">'
                 + (lead if i == 0 else "")
-                + f'<td><a href="history?group={_e(quote(name))}">{_e(name)}</a></td>'
+                + f'<td class="name"><a href="history?group={_e(quote(name))}">{_e(name)}</a></td>'
                 f'<td class="outcome">{badge(out)}'
                 + (f'<span class="why">{_e(reason)}</span>' if reason else "")
                 + f"</td><td class=num>{_e(_lag_change(g))}</td>{times}"
@@ -756,7 +756,9 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
             continue
         tags = ""
         if twin is not None and name == twin[0]:  # broker's choice (consumer group), else Kafka's
-            tags += f'<span class="tag kafka" title="does what Kafka does for this group">{_e(twin[1])}</span>'
+            tags += (
+                f'<span class="tag kafka" title="does what Kafka does for this group">{_e(twin[1])}</span>'
+            )
         if name == chosen and name != BASELINE:
             tags += f'<span class="tag chosen">{"chosen" if go else "candidate"}</span>'
         if name == best:
