@@ -4,6 +4,7 @@ alert is sent; a ``kill -9``'d instance is DEAD, and its failover is sent once."
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 import followkit as fk
 import pytest
-from kafkakit import Kit, needs, wait_until
+from kafkakit import Kit, config_flags, needs, run_cli, wait_until
 from lagassign.pipeline.health import Alert, HealthSettings, build_overview, health_step, observe
 from lagassign.store import AuditStore
 
@@ -115,6 +116,11 @@ def test_every_group_of_both_protocols_and_the_assign_mode_groups_are_listed_ali
             return done and ov
 
         ov = wait_until(settled, timeout=60, every=1)
+        flags = [*config_flags(broker), "--groups", settings.groups, "--plan-topic", s.plans]
+        flags += ["--status-topic", s.status, "--no-db"]
+        listed = run_cli("groups", *flags, "--json")
+        shown = run_cli("groups", "show", s.group, *flags, "--json")
+        table = run_cli("groups", *flags)
     finally:
         fk.stop_all(procs)
     c, n, a = _row(ov, classic), _row(ov, new), _row(ov, s.group)
@@ -129,6 +135,24 @@ def test_every_group_of_both_protocols_and_the_assign_mode_groups_are_listed_ali
     ]
     assert a["plan_version"] == 1 and a["versions"] == {"w0": 1, "w1": 1}
     assert {p["owner"] for p in a["partitions"]} == {"w0", "w1"}
+    # the CLI says the same (DESIGN: `lagassign groups --json`)
+    assert listed.returncode == 0, listed.stderr
+    by_name = {g["group"]: g for g in json.loads(listed.stdout)["groups"]}
+    assert {classic, new, s.group} <= set(by_name)
+    for name in (classic, new, s.group):
+        assert by_name[name]["status"] == "OK" and by_name[name]["total_lag"] == 0
+        assert {"max_lag", "max_lag_s", "catch_up_s"} <= set(by_name[name])
+    assert by_name[new]["group_type"] == "consumer"
+    assert [(i["instance"], i["alive"]) for i in by_name[s.group]["instances"]] == [
+        ("w0", True),
+        ("w1", True),
+    ]
+    assert shown.returncode == 0, shown.stderr
+    one = json.loads(shown.stdout)
+    assert one["group"] == s.group and len(one["partitions"]) == 4
+    assert table.returncode == 0, table.stderr
+    [line] = [x for x in table.stdout.splitlines() if x.startswith(s.group)]
+    assert line.split()[:3] == [s.group, "assign()", "OK"] and "2 alive" in line and " v1 " in line
 
 
 def test_a_stopped_consumer_turns_its_group_stop_and_one_alert_is_sent(broker, kit, tmp_path, subscribers):

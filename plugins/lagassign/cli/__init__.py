@@ -92,6 +92,7 @@ _EXTENSIONS: tuple[str, ...] = (
     "lagassign.cli.kafka",
     "lagassign.cli.plans",
     "lagassign.cli.plan",
+    "lagassign.cli.groups",
 )
 
 

@@ -487,7 +487,9 @@ def _instances(g: GroupInput) -> list[Finding]:
             continue
         if not i.alive:
             held = len(plan.get(i.instance, ()))
-            of_plan = f" (plan v{g.plan_version} gives it {held} partitions)" if g.plan_version else ""
+            of_plan = (
+                f" (plan v{g.plan_version} gives it {_count(held, 'partition')})" if g.plan_version else ""
+            )
             out.append(
                 Finding(DEAD, f"instance {i.instance} {i.why or 'is not alive'}{of_plan}", (i.instance,))
             )
@@ -504,11 +506,16 @@ def _instances(g: GroupInput) -> list[Finding]:
             out.append(
                 Finding(
                     SWITCHING,
-                    f"instance {i.instance} waits to start {len(i.pending)} partitions of v{g.plan_version}",
+                    f"instance {i.instance} waits to start {_count(len(i.pending), 'partition')} "
+                    f"of v{g.plan_version}",
                     (i.instance,),
                 )
             )
     return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _overload(g: GroupInput, parts: Sequence[PartitionHealth]) -> list[Finding]:

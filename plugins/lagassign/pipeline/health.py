@@ -522,6 +522,36 @@ def failover_alerts(
     return out
 
 
+def webhook_sender(url: str, timeout: float = 10.0) -> Send:
+    """A ``Send`` that POSTs each alert as JSON to ``url``: ``Alert.payload``, whose ``text`` is
+    what Slack, Mattermost or Teams incoming webhooks show. An HTTP error or no answer raises."""
+    import json
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from ..core.errors import LagassignError
+
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        raise LagassignError(f"the alert webhook must be an http(s) URL, got {url!r}")
+
+    def send(alert: Alert) -> None:
+        body = json.dumps(alert.payload).encode()
+        req = urllib.request.Request(
+            url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:
+            raise LagassignError(f"the webhook answered HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            why = getattr(exc, "reason", exc)
+            raise LagassignError(f"the webhook could not be reached: {why}") from None
+
+    return send
+
+
 def send_alerts(
     store: Any, alerts: Iterable[Alert], send: Send | None, log: Log | None = None
 ) -> dict[str, int]:
