@@ -1,0 +1,98 @@
+"""The groups' metrics (pipeline.metrics) as Prometheus reads them: written by prometheus_client,
+parsed back with its own parser."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
+from lagassign.pipeline.health import Overview, group_row
+from lagassign.pipeline.metrics import exposition
+from prometheus_client.parser import text_string_to_metric_families
+
+NOW = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
+
+
+def _rows() -> list[dict]:
+    ok = GroupInput(
+        "orders",
+        partitions=(PartitionInput("t", 0, (Point(0, 1000, 990, 10), Point(60, 1600, 1590, 10)), "m1"),),
+        members=("m1",),
+        group_type="consumer",
+    )
+    dead = GroupInput(
+        "billing",
+        kind="assign",
+        partitions=(PartitionInput("u", 0, (Point(0, 100, 100, 0), Point(60, 700, 100, 600)), None),),
+        plan_version=4,
+        plan={"w0": [("u", 0)]},
+        instances=(InstanceInput("w0", False, 4, True, why="silent for 40 s"),),
+    )
+    last = {
+        "plan_id": 9,
+        "created_at": "2026-05-01T05:00:00Z",
+        "trigger": "failover",
+        "outcome": "published v4",
+    }
+    shown_dead = {
+        "members": [],
+        "instances": [{"instance": "w0", "alive": False, "state": "dead", "version": 4}],
+    }
+    return [
+        group_row(ok, group_health(ok), {"members": [{"id": "m1"}], "instances": []}, None, NOW),
+        group_row(dead, group_health(dead), shown_dead, {**last, "outcome_kind": "published"}, NOW),
+    ]
+
+
+def _samples(body: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    out = {}
+    for family in text_string_to_metric_families(body.decode()):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def test_the_metrics_parse_and_say_what_the_page_says() -> None:
+    ov = Overview("c-1", NOW, True, "cluster", _rows())
+    runs = [{"plan_id": 9, "group": "billing", "trigger": "failover", "outcome": "published"}]
+    body, content_type = exposition(ov, runs)
+    assert content_type.startswith("text/plain; version=")
+    got = _samples(body)
+
+    def value(name: str, **labels: str) -> float:
+        return got[(name, tuple(sorted({"cluster": "c-1", **labels}.items())))]
+
+    assert value("lagassign_group_status", group="billing", status="DEAD") == 1
+    assert value("lagassign_group_status", group="billing", status="OK") == 0
+    assert value("lagassign_group_status", group="orders", status="OK") == 1
+    assert value("lagassign_group_severity", group="billing") == 3
+    assert value("lagassign_groups", status="DEAD") == 1 and value("lagassign_groups", status="STOP") == 0
+    assert value("lagassign_group_lag_messages", group="billing") == 600
+    assert value("lagassign_group_max_lag_messages", group="orders") == 10
+    assert math.isinf(value("lagassign_group_catch_up_seconds", group="billing"))  # never
+    assert value("lagassign_group_catch_up_seconds", group="orders") == 1.0  # 10 at 10 msg/s
+    assert value("lagassign_group_consumers", group="billing", state="dead") == 1
+    assert value("lagassign_group_consumers", group="orders", state="alive") == 1
+    assert value("lagassign_group_plan_version", group="billing") == 4
+    assert ("lagassign_group_plan_version", (("cluster", "c-1"), ("group", "orders"))) not in got
+    assert value("lagassign_partition_lag_messages", group="billing", topic="u", partition="0") == 600
+    assert value("lagassign_group_last_plan_outcome", group="billing", outcome="published") == 1
+    assert value("lagassign_group_last_plan_outcome", group="billing", outcome="failed") == 0
+    assert (
+        value("lagassign_group_last_plan_timestamp_seconds", group="billing")
+        == datetime(2026, 5, 1, 5, tzinfo=UTC).timestamp()
+    )
+    assert (
+        value("lagassign_plan_outcome", plan_id="9", group="billing", trigger="failover", outcome="published")
+        == 1
+    )
+    assert value("lagassign_observation_timestamp_seconds", source="cluster") == NOW.timestamp()
+    assert value("lagassign_observation_fresh") == 1
+
+
+def test_an_empty_overview_still_parses() -> None:
+    body, _ = exposition(Overview("", NOW, False, "health job", []))
+    got = _samples(body)
+    assert got[("lagassign_observation_fresh", (("cluster", ""),))] == 0
+    assert got[("lagassign_groups", (("cluster", ""), ("status", "OK")))] == 0
