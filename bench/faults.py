@@ -13,9 +13,9 @@ switches under load; seconds from ``kill -9`` to a plan without the dead instanc
 ``lagassign watch`` and with the Airflow triggerer; a newcomer's share; ten planners at once
 (the ledger against the topic); a plan too large; bad credentials and TLS.
 
-The broker is the tests' one (scripts/brokerctl.py, LAGASSIGN_BROKER, default noida, instance
-``test``: never the demo's), stopped at the end if this script started it; the faults that
-stop a broker stop a second noida broker of this script's own.
+The broker is the tests' one (scripts/brokerctl.py, LAGASSIGN_BROKER, default kafka4: Apache
+Kafka 4; instance ``test``, never the demo's), stopped at the end if this script started it;
+the faults that stop a broker stop a second broker of the same kind of this script's own.
 Usage: bench/faults.py [--no-spark] [--no-airflow] [--only planning|following] [--json FILE]
 """
 
@@ -81,14 +81,15 @@ def main() -> int:
     args = ap.parse_args()
 
     os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
-    kind = brokerctl.kind_from_env()
+    kind = brokerctl.kind_from_env(default="kafka4")
+    os.environ["LAGASSIGN_BROKER"] = kind  # what the scenarios start (workers, watchers) uses it too
     already = brokerctl.running(kind)
     broker = brokerctl.start(kind)
     outcomes: list[fk.Outcome] = []
     try:
         with tempfile.TemporaryDirectory(prefix="lagassign-faults-") as tmp_name:
             tmp = Path(tmp_name)
-            with fk.SpareBroker(tmp / "spare") as spare:
+            with fk.SpareBroker(tmp / "spare", kind) as spare:
                 steps = []
                 if args.only != "following":
                     steps += [

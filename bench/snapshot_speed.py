@@ -9,8 +9,11 @@ groups under 30 s, cost growing linearly with groups.
 
     .venv/bin/python bench/snapshot_speed.py [--groups 1000] [--partitions 50]
 
-Uses the tests' broker of LAGASSIGN_BROKER (default noida; instance ``test``, never the demo's),
-started fresh and stopped afterwards, or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
+    .venv/bin/python bench/snapshot_speed.py --sizes 1000,5000,10000 --brokers kafka4,noida
+
+Uses the tests' broker of each kind of ``--brokers`` in turn (default LAGASSIGN_BROKER, else
+kafka4, Apache Kafka 4; instance ``test``, never the demo's), started fresh and stopped
+afterwards unless it was running, or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
 """
 
 from __future__ import annotations
@@ -89,20 +92,9 @@ def measure(
     return len(snap.groups), len(snap.partitions), seconds, dict(hook.calls)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--groups", type=int, default=1000, help="largest size of the series")
-    parser.add_argument("--partitions", type=int, default=50)
-    parser.add_argument("--concurrency", type=int, default=64, help="AdminClient requests in flight")
-    parser.add_argument(
-        "--sizes", default=None, help="sizes, comma-separated (default groups/4,groups/2,groups)"
-    )
-    parser.add_argument("--verbose", action="store_true", help="print each snapshot's phases as they pass")
-    parser.add_argument("--goal", type=float, default=None, help="seconds the largest size must take at most")
-    args = parser.parse_args()
-
-    os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
-    kind = brokerctl.kind_from_env()
+def run(kind: str, args: argparse.Namespace, sizes: list[int]) -> list[tuple[int, float, int]]:
+    """The series on one broker kind: (groups, seconds, calls) per size."""
+    os.environ["LAGASSIGN_BROKER"] = kind
     given = os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP")
     started_here = False
     if given:
@@ -113,12 +105,6 @@ def main() -> int:
     try:
         prefix = f"bench{uuid.uuid4().hex[:6]}"
         t0 = time.perf_counter()
-        sizes = (
-            [int(n) for n in args.sizes.split(",")]
-            if args.sizes
-            else [args.groups // 4, args.groups // 2, args.groups]
-        )
-        goal = args.goal if args.goal is not None else (60.0 if max(sizes) > 1000 else 30.0)
         build(broker, prefix, sizes, args.partitions)
         print(
             f"setup: {TOPICS} topics x {args.partitions} partitions, {sum(sizes)} groups with commits "
@@ -136,15 +122,53 @@ def main() -> int:
                 f"{1000 * seconds / groups:>12.2f}  {by_api}",
                 flush=True,
             )
-        (g_small, s_small, c_small), (g_big, s_big, c_big) = results[0], results[-1]
-        print(
-            f"scaling {g_small}->{g_big} groups (x{g_big / g_small:.0f}): time x{s_big / s_small:.1f}, "
-            f"calls x{c_big / c_small:.1f}; goal {g_big} groups < {goal:.0f} s: "
-            f"{'met' if s_big < goal else 'MISSED'} ({s_big:.1f}s)"
-        )
     finally:
         if started_here:
             brokerctl.stop(kind)
+    goal = args.goal if args.goal is not None else (60.0 if max(sizes) > 1000 else 30.0)
+    (g_small, s_small, c_small), (g_big, s_big, c_big) = results[0], results[-1]
+    print(
+        f"{kind}: scaling {g_small}->{g_big} groups (x{g_big / g_small:.0f}): time x{s_big / s_small:.1f}, "
+        f"calls x{c_big / c_small:.1f}; goal {g_big} groups < {goal:.0f} s: "
+        f"{'met' if s_big < goal else 'MISSED'} ({s_big:.1f}s)",
+        flush=True,
+    )
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=1000, help="largest size of the series")
+    parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=64, help="AdminClient requests in flight")
+    parser.add_argument(
+        "--sizes", default=None, help="sizes, comma-separated (default groups/4,groups/2,groups)"
+    )
+    parser.add_argument(
+        "--brokers",
+        default=None,
+        help="broker kinds, comma-separated, one after the other (default LAGASSIGN_BROKER, else kafka4)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="print each snapshot's phases as they pass")
+    parser.add_argument("--goal", type=float, default=None, help="seconds the largest size must take at most")
+    args = parser.parse_args()
+
+    os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
+    kinds = args.brokers.split(",") if args.brokers else [brokerctl.kind_from_env(default="kafka4")]
+    for kind in kinds:
+        if kind not in brokerctl.KINDS:
+            parser.error(f"--brokers: {kind!r} is not one of {', '.join(brokerctl.KINDS)}")
+    sizes = (
+        [int(n) for n in args.sizes.split(",")]
+        if args.sizes
+        else [args.groups // 4, args.groups // 2, args.groups]
+    )
+    table = {kind: run(kind, args, sizes) for kind in kinds}
+    if len(kinds) > 1:
+        print("\n" + f"{'groups':>7} " + " ".join(f"{k + ' s':>10} {k + ' calls':>12}" for k in kinds))
+        for i, size in enumerate(sizes):
+            cells = " ".join(f"{table[k][i][1]:>10.2f} {table[k][i][2]:>12}" for k in kinds)
+            print(f"{size:>7} {cells}")
     return 0
 
 

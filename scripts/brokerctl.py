@@ -552,19 +552,34 @@ def free_port_pair() -> int:
     raise BrokerError("no two adjacent free ports on 127.0.0.1")
 
 
-def start_private(kind: str, folder: Path, overrides: dict[str, str] | None = None) -> Broker:
-    """Start a broker of ``kind`` of the caller's own: free ports, state in ``folder``, settings
-    changed by ``overrides`` (e.g. ``offsets.retention.minutes``). Stop it with ``stop_private``.
-    noida takes no overrides."""
+def start_private(
+    kind: str,
+    folder: Path,
+    overrides: dict[str, str] | None = None,
+    port: int | None = None,
+    fresh: bool = True,
+) -> Broker:
+    """Start a broker of ``kind`` of the caller's own: free ports (or ``port``, to start it
+    again where it was), state in ``folder`` (kept when not ``fresh``), settings changed by
+    ``overrides`` (e.g. ``offsets.retention.minutes``). Stop it with ``stop_private``. noida
+    takes no overrides."""
+    client_port = port if port is not None else free_port_pair()
     if kind == "noida":
         if overrides:
             raise BrokerError("noida takes no broker settings")
-        return _start_noida_in(folder, free_port_pair())
+        if fresh:
+            shutil.rmtree(folder / "data", ignore_errors=True)
+        return _start_noida_in(folder, client_port)
     try:
-        return _start_jvm(kind, folder, free_port_pair(), fresh=True, overrides=dict(overrides or {}))
+        return _start_jvm(kind, folder, client_port, fresh=fresh, overrides=dict(overrides or {}))
     except BaseException:
         stop_private(folder)
         raise
+
+
+def private_pid(folder: Path) -> int | None:
+    """The process of a broker started by ``start_private`` in ``folder``, if it runs."""
+    return _read_pid(folder, "kafka") or _read_pid(folder, "noida")
 
 
 def stop_private(folder: Path) -> bool:

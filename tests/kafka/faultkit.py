@@ -5,8 +5,8 @@ unreachable audit database, a crash between the plans topic and the audit store,
 restart under running consumers) and returns an ``Outcome``: what the system did and the
 figures the bench prints. The tests assert on the outcome's ``details``.
 
-``SpareBroker`` is a second noida broker of our own (free port, own data dir): the faults that
-stop a broker stop this one, never the shared session broker.
+``SpareBroker`` is a second broker of our own (free ports, own state; noida, or the tests' kind):
+the faults that stop a broker stop this one, never the shared session broker.
 """
 
 from __future__ import annotations
@@ -64,47 +64,33 @@ def free_port() -> int:
 
 
 class SpareBroker:
-    """A noida broker of our own on a free port; ``stop()``/``start()`` keep its data."""
+    """A second broker of our own (noida, or ``kind``): free ports, state in ``folder`` (its
+    data in ``folder/data``); ``stop()``/``start()`` keep its data and ports."""
 
-    def __init__(self, data: Path) -> None:
-        self.data = Path(data)
-        self.port = free_port()
-        self.broker = brokerctl.Broker("noida", f"127.0.0.1:{self.port}")
-        self.proc: subprocess.Popen | None = None
+    def __init__(self, folder: Path, kind: str = "noida") -> None:
+        self.folder = Path(folder)
+        self.data = self.folder / "data"
+        self.kind = kind
+        self.port = brokerctl.free_port_pair()
+        self.broker = brokerctl.Broker(self.kind, f"127.0.0.1:{self.port}")
+        self.started = False
 
     def start(self) -> brokerctl.Broker:
-        self.data.mkdir(parents=True, exist_ok=True)
-        with open(self.data.parent / f"{self.data.name}.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    str(brokerctl.noida_binary()),
-                    "start",
-                    "--only",
-                    "kafka",
-                    "--host",
-                    "127.0.0.1",
-                    "--kafka-port",
-                    str(self.port),
-                    "--data-dir",
-                    str(self.data),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        brokerctl.wait_ready(self.broker, timeout=30)
+        self.broker = brokerctl.start_private(self.kind, self.folder, port=self.port, fresh=not self.started)
+        self.started = True
         return self.broker
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        """Stop it with ``sig`` and wait until its process is gone (SIGKILL after 30 s)."""
+        pid = brokerctl.private_pid(self.folder)
+        if pid is None:
             return
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
+        os.kill(pid, sig)
+        deadline = time.monotonic() + 30
+        while brokerctl.private_pid(self.folder) is not None:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
 
     def __enter__(self) -> SpareBroker:
         self.start()
@@ -252,7 +238,7 @@ def broker_stopped_mid_snapshot(spare: SpareBroker, tmp: Path, fillers: int = 30
         "--timeout",
         "2",
         "--groups",
-        f"{re.escape(prefix)}fill-.*",
+        f"{only_declared(groups_file)}|{re.escape(prefix)}fill-.*",
         "--groups-file",
         str(groups_file),
         "--apply",

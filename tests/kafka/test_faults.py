@@ -3,14 +3,15 @@ unreachable audit database, a crash between the plans topic and the audit store,
 restart under running PlanConsumers. No mocks: the scenarios live in ``faultkit`` (shared with
 ``bench/faults.py``); here we assert on what they observed.
 
-The faults that stop a broker stop a noida broker of this module's own (``spare``), never the
-shared session broker. Covered elsewhere, not repeated: plans topic missing, unreadable and
-older plan records: tests/kafka/test_kafka_client.py,
+The faults that stop a broker stop a broker of this module's own of the tests' kind (``spare``:
+Kafka 4 by default), never the shared session broker. Covered elsewhere, not repeated: plans
+topic missing, unreadable and older plan records: tests/kafka/test_kafka_client.py,
 ``test_waits_for_a_plan_then_ignores_older_and_unreadable_records``.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import faultkit as fk
@@ -20,9 +21,9 @@ pytestmark = pytest.mark.kafka
 
 
 @pytest.fixture(scope="module")
-def spare(tmp_path_factory) -> Iterator[fk.SpareBroker]:
-    with fk.SpareBroker(tmp_path_factory.mktemp("spare") / "data") as broker:
-        yield broker
+def spare(tmp_path_factory, broker) -> Iterator[fk.SpareBroker]:
+    with fk.SpareBroker(tmp_path_factory.mktemp("spare"), broker.kind) as spare:
+        yield spare
 
 
 def _one_clear_line(errors: list[str], *words: str) -> None:
@@ -54,6 +55,12 @@ def test_broker_stopped_mid_snapshot_fails_the_run_and_publishes_nothing(spare, 
     assert d["after"] == d["before"], "the plans topic changed"
     [plan] = d["plans"]
     assert not any(g.get("publications") for g in plan["groups"])
+    if d["returncode"] == -signal.SIGSEGV:
+        # Kafka 4 resigns its group coordinators as it stops and answers the committed-offsets
+        # requests in flight NOT_COORDINATOR; librdkafka 2.16's admin client then dereferences
+        # the consumer-group handle it does not have (confluentinc/librdkafka#5040): the
+        # process dies, the run stays "running". Anything else fails the test.
+        pytest.xfail(f"lagassign plan died of SIGSEGV in librdkafka (#5040); plan {plan['status']}")
     # A snapshot in which no group could be read is a failed run, not an empty one.
     assert d["returncode"] != 0, d["stderr"][-1500:]
     _one_clear_line(d["errors"])
