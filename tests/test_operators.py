@@ -408,7 +408,7 @@ def test_the_list_says_dag_reason_lag_change_and_pages(tmp_path: Path) -> None:
     assert 'href="plans?limit=2&amp;offset=2">older →' in html
 
 
-def test_dagbag_has_the_four_dags_and_no_errors(tmp_path: Path) -> None:
+def test_dagbag_has_the_five_dags_and_no_errors(tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
         "from airflow.dag_processing.dagbag import DagBag\n"
@@ -429,6 +429,7 @@ def test_dagbag_has_the_four_dags_and_no_errors(tmp_path: Path) -> None:
     assert info["dags"] == [
         "lagassign_daily",
         "lagassign_failover",
+        "lagassign_health",
         "lagassign_rebalance",
         "lagassign_review",
     ]

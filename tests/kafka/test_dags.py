@@ -60,7 +60,7 @@ print(json.dumps({
 """
 
 
-def test_dagbag_loads_the_four_dags_without_errors(airflow):
+def test_dagbag_loads_the_five_dags_without_errors(airflow):
     _home, env = airflow
     out = subprocess.run(
         [sys.executable, "-c", _DAGBAG_REPORT, str(REPO / "dags")],
@@ -75,6 +75,7 @@ def test_dagbag_loads_the_four_dags_without_errors(airflow):
     assert info["dags"] == [
         "lagassign_daily",
         "lagassign_failover",
+        "lagassign_health",
         "lagassign_rebalance",
         "lagassign_review",
     ]
