@@ -184,6 +184,7 @@ def test_the_health_job_settings_from_the_environment() -> None:
     assert schedule_from_env({}) == timedelta(minutes=1)
     assert schedule_from_env({"LAGASSIGN_HEALTH_SCHEDULE": "30"}) == timedelta(seconds=30)
     assert schedule_from_env({"LAGASSIGN_HEALTH_SCHEDULE": "*/5 * * * *"}) == "*/5 * * * *"
+    assert schedule_from_env({"LAGASSIGN_HEALTH_SCHEDULE": "off"}) is None
 
 
 def test_the_health_dag_loads_on_and_once_a_minute(tmp_path: Path) -> None:

@@ -152,6 +152,8 @@ def airflow_env(home: Path, broker: Broker, spark_host: str = "local[2]") -> dic
         "AIRFLOW_CONN_LAGASSIGN_DB": json.dumps({"conn_type": "sqlite", "host": f"{home}/lagassign.db"}),
         "LAGASSIGN_DB_URL": f"sqlite:///{home}/lagassign.db",
         "LAGASSIGN_BASE_DIR": str(home / "runs"),
+        # the health job's DAG runs every minute where it is on: these tests time other DAGs
+        "LAGASSIGN_HEALTH_SCHEDULE": "off",
         "JAVA_HOME": os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "PATH": f"{BIN}:{os.environ.get('PATH', '')}",

@@ -8,7 +8,8 @@ runs, and the window of the next run), and sends through the configured notifier
 
 It is on when created (monitoring that must be switched on is monitoring nobody has), and
 never runs twice at once. Settings come from the environment of the Airflow components:
-``LAGASSIGN_HEALTH_SCHEDULE`` (cron, or seconds; default every minute),
+``LAGASSIGN_HEALTH_SCHEDULE`` (cron, or seconds; default every minute; ``off``: only when
+triggered),
 ``LAGASSIGN_HEALTH_WINDOW`` (seconds, default 600), ``LAGASSIGN_HEALTH_GROUPS`` (a regex on
 group ids; default every group), ``LAGASSIGN_GROUPS_FILE``, ``LAGASSIGN_PLAN_TOPIC``,
 ``LAGASSIGN_STATUS_TOPIC`` and ``LAGASSIGN_SESSION_TIMEOUT`` (as the failover DAG reads them).
@@ -57,11 +58,14 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> HealthSettings:
 
 
 def schedule_from_env(env: Mapping[str, str] | None = None) -> Any:
-    """``LAGASSIGN_HEALTH_SCHEDULE``: a cron expression, or seconds between runs (default 60)."""
+    """``LAGASSIGN_HEALTH_SCHEDULE``: a cron expression, or seconds between runs (default 60),
+    or ``off`` (runs only when triggered)."""
     env = os.environ if env is None else env
     text = (env.get("LAGASSIGN_HEALTH_SCHEDULE") or "").strip()
     if not text:
         return timedelta(minutes=1)
+    if text.lower() == "off":
+        return None
     try:
         return timedelta(seconds=float(text))
     except ValueError:
@@ -95,7 +99,7 @@ def make_health_dag(
     dag_id: str = "lagassign_health",
     kafka_conn_id: str = DEFAULT_CONN_ID,
     notifiers: Sequence[Any] = (),
-    schedule: Any = None,
+    schedule: Any = "env",
 ) -> Any:
     """``lagassign_health``: the health job every minute (``schedule``, else
     ``LAGASSIGN_HEALTH_SCHEDULE``), alerts through ``notifiers`` and those the environment names."""
@@ -106,7 +110,7 @@ def make_health_dag(
     with DAG(
         dag_id=dag_id,
         description="Every group's health: status, lag in messages and seconds, alerts once per change",
-        schedule=schedule if schedule is not None else schedule_from_env(),
+        schedule=schedule_from_env() if schedule == "env" else schedule,
         start_date=datetime(2026, 1, 1),
         catchup=False,
         max_active_runs=1,
