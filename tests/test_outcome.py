@@ -92,6 +92,23 @@ def test_what_decide_publication_says_reads_back_as_its_own_outcome() -> None:
     assert classify(dry.reason).label == "dry run: would publish v3"
 
 
+def test_a_group_with_live_protocol_members_is_refused_even_forced_and_reads_back_so() -> None:
+    """Kafka refuses assign()-mode commits while a group has members: no force or dry run
+    gets past it, and the line reads back as its own badge, one of the refusals."""
+    members = {"a": [["t", 0]]}
+    live = ("app (consumer member m1 at /10.0.0.7)",)
+    facts = PublishFacts.now("g", "lag", members, None, (None, 0), group_members=live)
+    for decided in (decide_publication(facts, force=True), decide_publication(facts, dry_run=True)):
+        assert decided.action == "refuse" and not decided.writes
+        assert decided.reason == (
+            "refused: group g has 1 live member(s) of the group protocol (app (consumer member m1 at "
+            "/10.0.0.7)); Kafka accepts commits from assign() consumers only while a group has no members"
+        )
+        assert classify(decided.reason).label == "refused: group has members"
+        assert not run_succeeded([classify(decided.reason)])
+    assert decide_publication(PublishFacts.now("g", "lag", members, None, (None, 0), group_members=())).writes
+
+
 def test_a_publication_on_record_wins_and_pending_is_not_published() -> None:
     pubs = [{"version": 3, "state": "published"}]
     assert outcome_of(PLAN, _group("published lag as version 3", pubs=pubs)).label == "published v3"

@@ -41,7 +41,11 @@ Edge cases: no plans topic yet, or no plan for the group: nothing is assigned an
 returns None while it keeps watching. A plan record that does not parse, or whose version is not
 newer than the one in force, is ignored (logged). A partition without a committed offset starts
 at ``auto.offset.reset`` (resolved to an offset, so it can be committed at once). A wrong
-password or a TLS failure raises ``KafkaAuthError`` from ``poll()``.
+password or a TLS failure raises ``KafkaAuthError`` from ``poll()``. A group with live members
+of the group protocol (a ``subscribe()`` consumer of the same group id, either protocol) raises
+``GroupMembersError`` from ``poll()``: Kafka refuses commits from outside the protocol while a
+group has members. Offsets of partitions that receive nothing are committed again before
+Kafka's offset retention could expire them (``PlanConsumer``'s docstring; docs/kafka4.md).
 
 Two librdkafka consumers per instance: one for the data, one that follows the plans topic and
 the group's status partition (assign() only; it never commits). Sharing one would put a new plan
@@ -49,6 +53,6 @@ behind all the data librdkafka has prefetched, so a switch would wait for a back
 longer this instance's to process.
 """
 
-from .consumer import PlanConsumer
+from .consumer import GroupMembersError, PlanConsumer
 
-__all__ = ["PlanConsumer"]
+__all__ = ["GroupMembersError", "PlanConsumer"]

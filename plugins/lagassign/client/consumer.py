@@ -32,6 +32,16 @@ _PENDING_CHECK_S = 0.25
 DEFAULT_COMMIT_INTERVAL_MS = 5_000
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 DEFAULT_HANDOVER_TIMEOUT_S = 120.0
+#: the longest a held partition's committed offset goes without being committed again
+MAX_OFFSETS_REFRESH_S = 3600.0
+#: librdkafka's names of the answers Kafka gives a commit from outside the group protocol while
+#: the group has members (Kafka 4: UNKNOWN_MEMBER_ID, for classic and consumer groups alike)
+_MEMBERS_REFUSE = ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "STALE_MEMBER_EPOCH", "FENCED_MEMBER_EPOCH")
+
+
+class GroupMembersError(LagassignError):
+    """The group has live members of the group protocol, so Kafka refuses this consumer's
+    commits (Kafka accepts commits from outside the protocol only while a group has none)."""
 
 
 def _ms(conf: Mapping[str, Any], key: str, default: int) -> int:
@@ -66,6 +76,22 @@ class PlanConsumer:
     topic that cannot be read; default 120 s). ``capacity``: messages per second this instance
     can process, announced so that the planner can plan in time (drain-optimal gives faster
     instances more); without it the planner takes the rate of an instance that is behind.
+
+    Kafka's rules for consumers outside the group protocol, and what this class does about them:
+
+    * Kafka accepts their offset commits only while the group has no members (of the classic
+      or the consumer protocol; Kafka 4 answers others with UNKNOWN_MEMBER_ID). The first
+      ``poll()`` raises ``GroupMembersError`` naming the members when the group has any, and so
+      does the first commit Kafka refuses later (a member joined meanwhile): commits are never
+      lost in silence. Use a group id no ``subscribe()`` consumer uses.
+    * Their committed offsets expire ``offsets.retention.minutes`` (7 days by default) after
+      their last commit, even while the consumer runs. A partition that receives nothing
+      for that long would lose its place (and its handover marker), and its next holder would
+      start from ``auto.offset.reset``. So every held partition's committed offset is committed
+      again (unchanged, same marker) once it is ``offsets_refresh`` seconds old: by default a
+      quarter of the broker's ``offsets.retention.minutes`` (read once, when the consumer
+      starts following its plans), at most an hour, and an hour when the broker does not say
+      (DescribeConfigs refused). This runs from ``poll()``, with ``enable.auto.commit=false`` too.
     """
 
     def __init__(
@@ -81,6 +107,7 @@ class PlanConsumer:
         on_switch: Callable[[Plan | None, Plan], None] | None = None,
         handover_timeout: float = DEFAULT_HANDOVER_TIMEOUT_S,
         capacity: float | None = None,
+        offsets_refresh: float | None = None,
     ) -> None:
         from confluent_kafka import Consumer
 
@@ -92,6 +119,8 @@ class PlanConsumer:
             or not 0 < capacity < float("inf")
         ):
             raise LagassignError(f"capacity must be messages per second > 0, got {capacity!r}")
+        if offsets_refresh is not None and not 0 < offsets_refresh < float("inf"):
+            raise LagassignError(f"offsets_refresh must be seconds > 0, got {offsets_refresh!r}")
         self.group = group
         self.instance_id = instance_id
         self.topics = tuple(sorted(set(topics or ())))
@@ -149,6 +178,9 @@ class PlanConsumer:
         self._pending: dict[TP, float] = {}  # in the plan, waiting for handover (since when)
         self._positions: dict[TP, int] = {}  # next offset to process, per started partition
         self._committed: dict[TP, int] = {}  # last position committed, per started partition
+        self._committed_at: dict[TP, float] = {}  # when (monotonic), per started partition
+        self.offsets_refresh = offsets_refresh  # None until read from the broker
+        self._members_checked = False
         self._following = False  # True once the plans topic was read to its end
         self._next_check = 0.0
         self._next_commit = time.monotonic() + self.commit_interval
@@ -255,6 +287,11 @@ class PlanConsumer:
         except KafkaException as exc:
             log.warning("consumer %s/%s: no metadata yet: %s", self.group, self.instance_id, exc)
             return
+        if not self._members_checked:
+            self._refuse_if_members()
+            self._members_checked = True
+        if self.offsets_refresh is None:
+            self.offsets_refresh = self._refresh_interval(md)
         topic = md.topics.get(self.plan_topic)
         if topic is None or topic.error is not None or not topic.partitions:
             log.info("plans topic %s does not exist yet; waiting", self.plan_topic)
@@ -323,6 +360,7 @@ class PlanConsumer:
             self._next_commit = time.monotonic() + self.commit_interval
             if self.auto_commit:
                 self._commit(self._assigned, released=False, only_changed=True)
+            self._refresh_commits()
             self._announcer.set_lag(self._lag_now())
 
     def _switch(self, plan: Plan) -> None:
@@ -341,6 +379,7 @@ class PlanConsumer:
         for tp in give:
             self._positions.pop(tp, None)
             self._committed.pop(tp, None)
+            self._committed_at.pop(tp, None)
         # 2. What we keep is now held under the new version.
         self._commit(self._assigned, released=False)
         # 3. What is new waits for its previous holder (or starts at once: see _start_pending).
@@ -451,12 +490,71 @@ class PlanConsumer:
         try:
             self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
+            err: Any = exc.args[0] if exc.args else None
+            name = str(err.name()) if hasattr(err, "name") else ""
+            if name in _MEMBERS_REFUSE:  # a member joined: raises, naming it
+                self._refuse_if_members(f"commit refused ({name})")
             # Not fatal: whoever takes these partitions over starts from the last commit and
             # processes some messages again (at-least-once).
             log.warning("%s/%s: commit failed: %s", self.group, self.instance_id, exc)
             return
+        now = time.monotonic()
         for o in offsets:
             self._committed[TP(o.topic, o.partition)] = o.offset
+            self._committed_at[TP(o.topic, o.partition)] = now
+
+    def _refresh_commits(self) -> None:
+        """Commit again the committed offset of every held partition last committed
+        ``offsets_refresh`` seconds ago or more, so Kafka's offset retention never expires it."""
+        if not self.offsets_refresh:
+            return
+        due = time.monotonic() - self.offsets_refresh
+        stale = {
+            tp: self._committed[tp]
+            for tp in self._assigned
+            if tp in self._committed and self._committed_at.get(tp, 0.0) <= due
+        }
+        if stale:
+            log.info("%s/%s: refreshing %d committed offsets", self.group, self.instance_id, len(stale))
+            self._commit(stale, released=False)
+
+    def _refresh_interval(self, md: Any) -> float:
+        """A quarter of the broker's ``offsets.retention.minutes`` in seconds, at most
+        ``MAX_OFFSETS_REFRESH_S``; that maximum when the broker does not say."""
+        from confluent_kafka.admin import AdminClient, ConfigResource
+
+        try:
+            broker = min(md.brokers)
+            resource = ConfigResource("BROKER", str(broker))
+            admin = AdminClient(self._admin_conf)
+            [future] = admin.describe_configs([resource], request_timeout=self.timeout).values()
+            minutes = float(future.result(timeout=self.timeout + 5)["offsets.retention.minutes"].value)
+        except Exception as exc:  # no DescribeConfigs permission, an old broker, no answer
+            log.info("%s/%s: offsets.retention.minutes unknown (%s)", self.group, self.instance_id, exc)
+            return MAX_OFFSETS_REFRESH_S
+        return max(1.0, min(MAX_OFFSETS_REFRESH_S, minutes * 60 / 4))
+
+    def _refuse_if_members(self, what: str | None = None) -> None:
+        """Raise ``GroupMembersError`` when the group has live members of the group protocol;
+        after a refused commit (``what``) also when the cluster cannot say who they are."""
+        from ..core.publishing import members_text
+        from ..kafka.admin import live_members
+
+        try:
+            members = live_members(self._admin_conf, [self.group], self.timeout).get(self.group, [])
+        except BrokerUnavailableError as exc:
+            log.warning("%s/%s: cannot check the group's members: %s", self.group, self.instance_id, exc)
+            members = None
+        if members == [] or (members is None and what is None):
+            return  # none (a refused commit's member left since: the next commit tries again)
+        where = f"{self.group}/{self.instance_id}: " + (f"{what}: " if what else "")
+        if members:
+            text = members_text(self.group, members)
+            raise GroupMembersError(f"{where}{text}; give this consumer a group id of its own")
+        raise GroupMembersError(
+            f"{where}Kafka accepts commits from assign() consumers only while the group has no "
+            "members of the group protocol"
+        )
 
     def _lag_now(self) -> int | None:
         """Messages between our positions and the partitions' ends, from librdkafka's cache."""

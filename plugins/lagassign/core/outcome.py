@@ -8,7 +8,8 @@ and the publish step's outcome line (``publishing.decide_publication`` reasons, 
 ledger's refusal), and the group's publications. Pure: plain dicts in, an ``Outcome`` out.
 
 Kinds, best first: ``published`` (published vN), ``dry-run`` (dry run: would publish vN),
-``unchanged``, ``stale`` (refused: stale), ``held`` (refused: version held), ``skipped``
+``unchanged``, ``stale`` (refused: stale), ``held`` (refused: version held), ``members``
+(refused: group has members: Kafka would refuse its consumers' commits), ``skipped``
 (a subscribe() group, or one that changed since its snapshot), ``off`` (apply off), ``stop``
 (gate stop), ``failed`` (failed: reason), and while a run is under way ``running`` and
 ``publishing`` (a version reserved, not yet confirmed on the topic).
@@ -23,10 +24,11 @@ from typing import Any
 
 PUBLISHED, DRY_RUN, UNCHANGED, STALE, HELD = "published", "dry-run", "unchanged", "stale", "held"
 SKIPPED, OFF, STOP, FAILED, RUNNING, PUBLISHING = "skipped", "off", "stop", "failed", "running", "publishing"
+MEMBERS = "members"  # refused: the group has live members of the group protocol
 
 #: Kinds after which nothing was published although someone asked for it: a run whose only
 #: outcomes are of these kinds did not do what it was asked.
-REFUSED = frozenset({STALE, HELD, FAILED})
+REFUSED = frozenset({STALE, HELD, MEMBERS, FAILED})
 
 #: Kinds that need nobody's attention (the run did what it was asked, even if that was nothing).
 QUIET = frozenset({PUBLISHED, DRY_RUN, UNCHANGED, OFF, STOP, SKIPPED})
@@ -109,6 +111,8 @@ def classify(text: str, publications: Iterable[Mapping[str, Any]] = ()) -> Outco
         return Outcome(OFF, "apply off", None, text)
     if "subscribe() group" in low:
         return Outcome(SKIPPED, "skipped: subscribe() group", None, text)
+    if "live member(s) of the group protocol" in low:
+        return Outcome(MEMBERS, "refused: group has members", None, text)
     if "changed since the snapshot" in low:
         return Outcome(SKIPPED, "skipped: group changed", None, text)
     if "is being published" in low or "since this run saw version" in low or "recorded concurrently" in low:

@@ -8,8 +8,13 @@ the group since the snapshot. ``decide_publication`` answers, in this order:
 
 * ``off``: apply is off; the plan is recorded only;
 * ``skip``: a ``subscribe()`` group (its consumers are assigned by the group coordinator and
-  cannot follow a static plan), or a group whose members, subscriptions or partitions changed
-  since the snapshot (unless ``force``);
+  cannot follow a static plan);
+* ``refuse``: the group has live members of the group protocol (classic or consumer), even
+  with ``force``: Kafka accepts offset commits from consumers outside the protocol (assign()
+  mode, generation -1) only while a group has no members (Kafka 4 answers UNKNOWN_MEMBER_ID),
+  so a plan's consumers could not commit what they process;
+* ``skip``: a group whose members, subscriptions or partitions changed since the snapshot
+  (unless ``force``);
 * ``unchanged``: the plan in force already is this assignment: no new version;
 * ``refuse``: stale: a newer plan was published since this run's snapshot, or another run is
   publishing one now, or the ledger holds a plan computed from a newer snapshot (unless
@@ -24,7 +29,7 @@ second finds the first one's reservation and records why it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -65,6 +70,8 @@ class PublishFacts:
     ledger_newest: LedgerEntry | None = None  # newest pending or published entry
     ledger_top_version: int = 0  # highest version in the ledger, failed ones included
     changed: str | None = None  # what changed in the group since the snapshot
+    #: live members of the group protocol now (``kafka.admin.live_members``); None: not read
+    group_members: tuple[str, ...] | None = None
 
     @classmethod
     def now(
@@ -116,6 +123,8 @@ def decide_publication(
             "not published: a subscribe() group's consumers are assigned by the "
             "group coordinator and cannot follow a static plan",
         )
+    if f.group_members:
+        return members_refusal(f.group, f.group_members)
     if f.changed and not force:
         return Publication(SKIP, f"skipped: group changed since the snapshot ({f.changed})")
     if unchanged(f.in_force_members, f.members):
@@ -132,6 +141,20 @@ def decide_publication(
     if dry_run:
         return Publication(DRY_RUN, f"dry run: would publish {f.strategy} as version {version}", version)
     return Publication(PUBLISH, f"publish {f.strategy} as version {version}", version)
+
+
+def members_text(group: str, members: Sequence[str]) -> str:
+    """One line on a group whose live protocol members make Kafka refuse assign()-mode commits."""
+    shown = ", ".join(members[:3]) + (f" and {len(members) - 3} more" if len(members) > 3 else "")
+    return (
+        f"group {group} has {len(members)} live member(s) of the group protocol ({shown}); Kafka "
+        "accepts commits from assign() consumers only while a group has no members"
+    )
+
+
+def members_refusal(group: str, members: Sequence[str]) -> Publication:
+    """The refusal of a plan for a group with live protocol members (``members_text``)."""
+    return Publication(REFUSE, f"refused: {members_text(group, members)}")
 
 
 def stale_reason(f: PublishFacts) -> str | None:

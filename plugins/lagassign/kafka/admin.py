@@ -332,6 +332,41 @@ class AdminHook:
         return results
 
 
+def live_members(
+    config: Mapping[str, Any], groups: Sequence[str], timeout: float = 30.0
+) -> dict[str, list[str]]:
+    """group -> its live members of the group protocol, classic or consumer (KIP-848), each as
+    ``client id (protocol member id at host)``; a group with none (or unknown) is absent. Kafka
+    accepts offset commits from consumers outside the protocol (assign() mode) only while a
+    group has no members, so these are the members that make it refuse a PlanConsumer's
+    commits. Raises ``BrokerUnavailableError`` when the cluster does not answer in time."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    if not groups:
+        return {}
+    conf, _auth = with_collector(dict(config))
+    admin = AdminClient(conf)  # kept referenced until the answers are in: they die with it
+    futures = admin.describe_consumer_groups(list(groups), request_timeout=timeout)
+    out: dict[str, list[str]] = {}
+    for gid, future in futures.items():
+        try:
+            desc = future.result(timeout=timeout + 5)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            if isinstance(err, KafkaError) and err.code() == KafkaError.GROUP_ID_NOT_FOUND:
+                continue
+            raise BrokerUnavailableError(f"describing group {gid}: {reason(exc)}") from None
+        except TimeoutError:
+            raise BrokerUnavailableError(f"describing group {gid}: no answer within {timeout:.0f}s") from None
+        kind = str(getattr(getattr(desc, "type", None), "name", "") or "classic").lower()
+        kind = kind if kind in ("classic", "consumer") else "classic"
+        found = [f"{m.client_id} ({kind} member {m.member_id} at {m.host})" for m in desc.members or ()]
+        if found:
+            out[gid] = sorted(found)
+    return out
+
+
 def _when_all(futures: list[Future], callback: Callable[[], None]) -> None:
     """Call ``callback()`` once, when the last of ``futures`` is done (at once if there are none)."""
     if not futures:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.clock import iso_z, now_text
 from ..core.plans import Plan
-from ..core.publishing import Publication, PublishFacts
+from ..core.publishing import Publication, PublishFacts, members_refusal
 from .plans import PlanDeliveryError, PlanStore, PlanTooLargeError
 
 
@@ -55,6 +55,10 @@ def apply_publication(
         outcome = Outcome(group, False, decision.reason, decision.version, decision.action)
         return _record(ledger, plan_id, outcome)
     assert topic is not None, "a publish decision needs the plans topic"
+    members = facts.group_members if facts.group_members is not None else _members_now(topic, group)
+    if members:  # a caller that did not read them: Kafka would refuse the plan's commits
+        refusal = members_refusal(group, members)
+        return _record(ledger, plan_id, Outcome(group, False, refusal.reason, None, refusal.action))
 
     def reserve(topic_version: int | None = None) -> dict[str, Any]:
         return dict(
@@ -108,6 +112,18 @@ def apply_publication(
     ledger.mark_published(group, pub["version"], cluster=pub.get("cluster"))
     done = f"published {facts.strategy} as version {plan.version} on {topic.topic}{lost}"
     return _record(ledger, plan_id, Outcome(group, True, done, plan.version, "publish"))
+
+
+def _members_now(topic: PlanStore, group: str) -> tuple[str, ...]:
+    """The group's live protocol members now; none when the cluster cannot say (the plan's
+    consumers then find out themselves: ``PlanConsumer`` fails on a refused commit)."""
+    from .admin import live_members
+    from .errors import BrokerUnavailableError
+
+    try:
+        return tuple(live_members(topic.config, [group], topic.timeout).get(group, ()))
+    except BrokerUnavailableError:
+        return ()
 
 
 def _record(ledger: Any, plan_id: int, outcome: Outcome) -> Outcome:

@@ -86,8 +86,16 @@ def _publish_facts(
     assign = [d.group for d in go if rows.get(d.group, {}).get("kind", "assign") != "subscribe"]
     in_force: dict[str, Any] = {}
     changes: dict[str, str] = {}
+    members: dict[str, list[str]] | None = None  # unknown: the applier asks per group
     if kafka_config is not None and assign:
+        from ..kafka.admin import live_members
+        from ..kafka.errors import BrokerUnavailableError
         from ..kafka.plans import PlanStore
+
+        try:  # Kafka refuses assign()-mode commits while a group has protocol members
+            members = live_members(kafka_config, assign, timeout)
+        except BrokerUnavailableError:
+            members = None
 
         with PlanStore(dict(kafka_config), params.plan_topic, timeout) as topic:
             in_force = topic.read(assign)  # the one read of the plans topic in this step
@@ -110,6 +118,7 @@ def _publish_facts(
             snapshot_at=plan.get("snapshot_at"),
             snapshot_version=row.get("plan_version"),
             changed=changes.get(d.group),
+            group_members=None if members is None else tuple(members.get(d.group, ())),
         )
     return facts
 
