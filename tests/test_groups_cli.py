@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lagassign.cli.groups import group_text, groups_table, sort_rows
+from lagassign.cli.groups import group_text, groups_table
 from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
-from lagassign.pipeline.health import Overview, group_row
+from lagassign.pipeline.health import Overview, group_row, sort_rows
 
 NOW = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 

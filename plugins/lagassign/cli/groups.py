@@ -17,8 +17,7 @@ import sys
 from typing import Any
 
 from ..core.health import STATUSES
-
-SORTS = ("status", "name", "lag", "lag-s", "catch-up")
+from ..pipeline.health import SORTS, sort_rows
 
 
 def register(subparsers: Any) -> None:
@@ -200,26 +199,6 @@ def _dump(data: Any) -> None:
 
 
 # -- text for people ----------------------------------------------------------------------------
-
-
-def sort_rows(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
-    """Rows sorted worst first (status), by name, or by a figure, largest first."""
-    from ..core.health import SEVERITY
-
-    def figure(key: str) -> Any:
-        return lambda r: (-(r.get(key) or 0), r["group"])
-
-    keys = {
-        "status": lambda r: (-SEVERITY.get(r["status"], 0), -(r.get("total_lag") or 0), r["group"]),
-        "name": lambda r: r["group"],
-        "lag": figure("total_lag"),
-        "lag-s": figure("max_lag_s"),
-        "catch-up": lambda r: (
-            -(float("inf") if r.get("never_catches_up") else (r.get("catch_up_s") or 0)),
-            r["group"],
-        ),
-    }
-    return sorted(rows, key=keys[by])
 
 
 def seconds_text(value: Any) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core.clock import iso_z, utc_now
 from ..core.health import (
+    SEVERITY,
     Change,
     GroupHealth,
     GroupInput,
@@ -244,10 +245,20 @@ def group_inputs(
 
 
 def read_error(g: Mapping[str, Any]) -> str | None:
-    """What could not be read of a group (an assign()-mode group without a live instance was
-    read completely: its instances' state is what the rules judge)."""
-    parts = [e for e in (g.get("error") or "").split("; ") if e and not e.startswith("no live instance")]
-    return "; ".join(parts) or None
+    """What could not be read of a group. An assign()-mode group without a live instance was
+    read completely (the snapshot notes "no live instance (…)"): its instances' state is what
+    the rules judge, not a read error."""
+    text = g.get("error") or ""
+    if g.get("kind") == "assign" and text.startswith("no live instance ("):
+        depth, end = 0, len(text)
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == ")" and depth == 0:
+                end = i + 1
+                break
+        text = text[end:].removeprefix("; ")
+    return text or None
 
 
 def _instances(
@@ -367,6 +378,29 @@ def plan_outcomes(store: Any, cluster: str, groups: Iterable[str]) -> dict[str, 
             "reason": decision.get("reason") or o.detail or None,
         }
     return out
+
+
+SORTS = ("status", "name", "lag", "lag-s", "catch-up")
+
+
+def sort_rows(rows: list[dict[str, Any]], by: str, reverse: bool = False) -> list[dict[str, Any]]:
+    """Rows sorted worst first (``status``), by name, or by a figure, largest first (``SORTS``);
+    ``reverse`` turns the order around."""
+
+    def figure(key: str) -> Any:
+        return lambda r: (-(r.get(key) or 0), r["group"])
+
+    keys = {
+        "status": lambda r: (-SEVERITY.get(r["status"], 0), -(r.get("total_lag") or 0), r["group"]),
+        "name": lambda r: r["group"],
+        "lag": figure("total_lag"),
+        "lag-s": figure("max_lag_s"),
+        "catch-up": lambda r: (
+            -(float("inf") if r.get("never_catches_up") else (r.get("catch_up_s") or 0)),
+            r["group"],
+        ),
+    }
+    return sorted(rows, key=keys[by], reverse=reverse)
 
 
 def stored_overview(store: Any, cluster: str | None = None) -> Overview | None:

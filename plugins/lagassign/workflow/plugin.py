@@ -2,8 +2,10 @@
 
 Airflow's plugin loader imports this module in every Airflow process, so it stays cheap: it
 imports only the FastAPI app (``ui.py``; the audit store and SQLAlchemy load per request).
-The app is mounted by the API server at ``/lagassign``; the nav entry shows
-``/lagassign/plans`` inside the Airflow UI. Every route requires Airflow's login (see ``ui.py``).
+The app is mounted by the API server at ``/lagassign``; the nav entries show
+``/lagassign/plans`` and ``/lagassign/groups`` (``groups_ui.py``) inside the Airflow UI. Every
+route requires Airflow's login (see ``ui.py``); the metrics (``/lagassign-metrics/metrics``)
+also take a scrape token.
 The listener (``listener.py``, run by the scheduler) notes on each lagassign DAG run its plan
 and outcome.
 """
@@ -15,9 +17,13 @@ from typing import Any
 from airflow.plugins_manager import AirflowPlugin
 
 from lagassign.workflow import listener
+from lagassign.workflow.groups_ui import metrics_app
+from lagassign.workflow.groups_ui import router as groups_router
 from lagassign.workflow.ui import app
 
 URL_PREFIX = "/lagassign"
+METRICS_PREFIX = "/lagassign-metrics"
+app.include_router(groups_router)  # the groups pages, behind the same login as the plans pages
 
 
 class LagassignPlugin(AirflowPlugin):
@@ -27,6 +33,7 @@ class LagassignPlugin(AirflowPlugin):
     listeners: list[Any] = [listener]  # noqa: RUF012
     fastapi_apps: list[dict[str, Any]] = [  # noqa: RUF012 (Airflow reads the class attributes)
         {"app": app, "url_prefix": URL_PREFIX, "name": "lagassign plans"},
+        {"app": metrics_app, "url_prefix": METRICS_PREFIX, "name": "lagassign metrics"},
     ]
     external_views: list[dict[str, Any]] = [  # noqa: RUF012
         {
@@ -34,5 +41,11 @@ class LagassignPlugin(AirflowPlugin):
             "href": f"{URL_PREFIX}/plans",
             "url_route": "lagassign-plans",
             "destination": "nav",
-        }
+        },
+        {
+            "name": "Consumer groups",
+            "href": f"{URL_PREFIX}/groups",
+            "url_route": "lagassign-groups",
+            "destination": "nav",
+        },
     ]
