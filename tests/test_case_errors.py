@@ -150,8 +150,9 @@ def test_case_file_not_utf8(cli, tmp_path):
 
 @pytest.mark.parametrize(
     "argv",
-    [("assign", "case.json"), ("assign",), ("frobnicate",), (), ("evaluate", "--nope", "x.json")],
+    [("assign", "case.json"), ("assign",), ("frobnicate",), ("evaluate", "--nope", "x.json")],
 )
 def test_usage_errors_are_one_line_too(cli, argv):
+    """(A bare ``lagassign`` prints its usage instead: test_cli.test_a_bare_command_prints_its_usage.)"""
     done = cli(*argv)
     _assert_one_clear_line(done, "lagassign: error:")

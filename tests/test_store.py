@@ -430,7 +430,8 @@ def test_a_planner_overtaken_between_deciding_and_reserving_records_why_and_does
     old, _ = _planned(store, snapshot_at=T0)
     store.mark_publication_pending(new, "orders")
     members = {"C0": [["t", 0]], "C1": [["t", 1], ["t", 2], ["t", 3]]}
-    facts = PublishFacts("orders", "lag-optimal", members, plan_id=old, snapshot_at=T0)
+    # group_members=(): the run read the group and found no protocol member (no need to ask Kafka)
+    facts = PublishFacts("orders", "lag-optimal", members, plan_id=old, snapshot_at=T0, group_members=())
     # The topic is never reached: the reservation refuses first (a real PlanStore would need a broker).
     outcome = apply_publication(store, object(), old, facts, Publication(PUBLISH, "go", 1))
     assert (outcome.published, outcome.action) == (False, "refuse")
