@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_the_same_groups_on_two_clusters_publish_independent_versions(
     from lagassign.store import AuditStore
 
     db = f"sqlite:///{tmp_path / 'audit.db'}"
-    prefix = f"c{tmp_path.name[-6:]}-"
+    prefix = f"c{uuid.uuid4().hex[:8]}-"
     on_a, on_b = _cluster(broker), _cluster(second.broker)
     assert on_a != on_b
     outcomes = {}
@@ -105,7 +106,7 @@ def test_publish_by_hand_on_two_clusters_then_show_it(
     """``lagassign publish`` of one plan file to two clusters with one audit store: version 1 on
     each; and ``plans show`` reads the plans it recorded (they carry no lag figures)."""
     db = f"sqlite:///{tmp_path / 'audit.db'}"
-    group, topic = f"h{tmp_path.name[-6:]}", f"h{tmp_path.name[-6:]}-plans"
+    group, topic = f"h{uuid.uuid4().hex[:8]}", f"h{uuid.uuid4().hex[:8]}-plans"
     plan = _plan_file(tmp_path, group, "t", 2)
     for b in (broker, second.broker):
         run = run_cli("publish", *config_flags(b), "--topic", topic, "--db", db, plan)
@@ -129,7 +130,7 @@ def test_a_cluster_rebuilt_behind_the_same_address_goes_on_publishing(tmp_path: 
     cluster key, a plans topic without the versions the ledger recorded: the run publishes the
     next version, not "refused forever", and its outcome says what happened."""
     db = f"sqlite:///{tmp_path / 'audit.db'}"
-    prefix = f"r{tmp_path.name[-6:]}-"
+    prefix = f"r{uuid.uuid4().hex[:8]}-"
     group = prefix + GROUP
     spare = SpareBroker(tmp_path / "data")
     try:
@@ -176,7 +177,7 @@ def test_a_plan_is_published_only_on_the_cluster_it_was_made_on(
         store.record_evaluations(plan_id, [evaluation])
         decision = GateDecision(case["group"], True, "go", chosen="lag-optimal", candidate="lag-optimal")
         store.record_decisions(plan_id, [decision])
-        params = PlanParams.from_mapping({"apply": True, "plan_topic": f"x{tmp_path.name[-6:]}"})
+        params = PlanParams.from_mapping({"apply": True, "plan_topic": f"x{uuid.uuid4().hex[:8]}"})
         with pytest.raises(PlanError, match=r"was made on cluster .*, but the Kafka connection reaches"):
             publish_step(store, plan_id, [decision], second.broker.config(), params, log=lambda _: None)
         assert store.pending_publications() == []
@@ -191,7 +192,7 @@ def test_reconcile_settles_only_the_connected_clusters_reservations(
     from lagassign.store import AuditStore
 
     on_a, on_b = _cluster(broker), _cluster(second.broker)
-    topic = f"y{tmp_path.name[-6:]}"
+    topic = f"y{uuid.uuid4().hex[:8]}"
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
         reservations: dict[str, Any] = {}
         for cluster in (on_a, on_b):
