@@ -151,7 +151,8 @@ def test_consumer_protocol_members_are_read_with_racks_subscriptions_and_targets
     assert _pairs(a["assignment"]) == held["a"] and _pairs(b["assignment"]) == held["b"]
     assert {t for t, _ in held["b"]} == {orders}  # b does not subscribe to audit
     assert not snap.manifest["warnings"]
-    assert snap.manifest["admin_calls"]["consumer_group_describe"] == 1
+    calls = snap.manifest["admin_calls"]
+    assert (calls["api_versions"], calls["find_coordinator"], calls["consumer_group_describe"]) == (1, 1, 1)
 
     # evaluated like every group; uniform's row is the broker's choice on every surface
     from lagassign.cli.plans import plan_text, with_kafka_choice

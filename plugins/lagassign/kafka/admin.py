@@ -152,12 +152,13 @@ class AdminHook:
         ``groupdescribe.UnsupportedDescribe`` when these settings or this cluster rule the
         request out (SASL, no ConsumerGroupDescribe), ``groupdescribe.DescribeError`` when no
         broker answers."""
-        from .groupdescribe import BATCH, describe_consumer_groups
+        from .groupdescribe import describe_consumer_groups
 
         if not group_ids:
             return {}
-        self.calls["consumer_group_describe"] += -(-len(group_ids) // BATCH)
-        return dict(describe_consumer_groups(self.config, group_ids, self.timeout, self.retries + 1))
+        return dict(
+            describe_consumer_groups(self.config, group_ids, self.timeout, self.retries + 1, self.calls)
+        )
 
     def committed(
         self,

@@ -25,6 +25,7 @@ import socket
 import ssl
 import struct
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -417,18 +418,25 @@ def _bootstrap(config: Mapping[str, Any], timeout: float) -> Connection:
 
 
 def describe_consumer_groups(
-    config: Mapping[str, Any], groups: Iterable[str], timeout: float = 30.0, attempts: int = 3
+    config: Mapping[str, Any],
+    groups: Iterable[str],
+    timeout: float = 30.0,
+    attempts: int = 3,
+    calls: Counter[str] | None = None,
 ) -> dict[str, Group | DescribeError]:
     """group -> its description (``Group``), or why it could not be read (``DescribeError``).
 
     Raises ``UnsupportedDescribe`` when the cluster or the settings rule the request out (SASL,
     a broker without ConsumerGroupDescribe) and ``DescribeError`` when no broker answers.
-    Groups whose coordinator moved or was loading are asked again, up to ``attempts`` rounds."""
+    Groups whose coordinator moved or was loading are asked again, up to ``attempts`` rounds.
+    ``calls`` counts the requests sent, by name."""
+    counted: Counter[str] = calls if calls is not None else Counter()
     todo = sorted(set(groups))
     if not todo:
         return {}
     out: dict[str, Group | DescribeError] = {}
     with _bootstrap(config, timeout) as boot:
+        counted["api_versions"] += 1
         versions = api_versions(boot)
         if CONSUMER_GROUP_DESCRIBE not in versions:
             raise UnsupportedDescribe(f"the broker at {boot.where} does not serve ConsumerGroupDescribe")
@@ -440,6 +448,7 @@ def describe_consumer_groups(
             )
         find_version = min(find[1], 6)  # v4-v6 share one layout
         for attempt in range(attempts):
+            counted["find_coordinator"] += 1
             where = find_coordinators(boot, find_version, todo)
             by_node: dict[tuple[str, int], list[str]] = {}
             retry: list[str] = []
@@ -461,6 +470,7 @@ def describe_consumer_groups(
                     continue
                 with conn:
                     for i in range(0, len(gids), BATCH):
+                        counted["consumer_group_describe"] += 1
                         answers = describe_on(conn, describe_version, gids[i : i + BATCH])
                         for gid in gids[i : i + BATCH]:
                             got = answers.get(gid) or DescribeError(f"group {gid}: not in the answer")

@@ -54,8 +54,6 @@ OPTIONAL_PARTITION_COLUMNS = ("rate", "lag_s", "racks")
 MEMBER_COLUMNS = ("group", "member_id", "instance_id", "client_id", "host", "topics", "assignment")
 #: planning with racks and in time; snapshots written before them lack these columns
 OPTIONAL_MEMBER_COLUMNS = ("rack", "capacity")
-#: what the coordinator of a consumer-type group (KIP-848) says of a member beyond the case
-KIP848_MEMBER_COLUMNS = ("target", "member_epoch", "member_type")
 
 
 def arrow_schemas() -> dict[str, Any]:
