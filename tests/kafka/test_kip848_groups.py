@@ -179,6 +179,36 @@ def test_consumer_protocol_members_are_read_with_racks_subscriptions_and_targets
     assert flags == {"range": False, "uniform": True, "lag-optimal": False, "current": False}
 
 
+def test_without_the_coordinators_answer_confluent_kafkas_description_is_kept_and_said(
+    kit: Kit, fleet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ConsumerGroupDescribe cannot be sent (SASL: no SASL listener here, so the reader's
+    refusal is stood in for), the group is read as confluent-kafka describes it, and the
+    manifest says what is missing and why."""
+    from lagassign.kafka.groupdescribe import UnsupportedDescribe
+
+    needs(kit.broker, "consumer protocol")
+    topic = kit.topic("t", 3)
+    group = kit.name("nosasl")
+    f = fleet(group, [topic])
+    f.join("a", "consumer", **{"client.rack": "rack-a"})
+    _settled(kit, group, members=1, partitions=3)
+
+    def refuse(self: AdminHook, group_ids: Any) -> Any:
+        raise UnsupportedDescribe("security.protocol SASL_SSL is not spoken by this reader")
+
+    monkeypatch.setattr(AdminHook, "describe_consumer_protocol", refuse)
+    snap = _snapshot(kit, group)
+    [row], [m] = snap.groups, snap.members
+    assert (row["group_type"], row["protocol"], row["error"]) == ("consumer", "uniform", None)
+    assert m["client_id"] == "consumer-a" and m.get("rack") is None and "member_epoch" not in m
+    assert _pairs(m["assignment"]) == _pairs(m["target"]) == {(topic, p) for p in range(3)}
+    assert snap.manifest["warnings"] == [
+        "members' racks, subscriptions and epochs of 1 consumer-type group(s) not read: "
+        "security.protocol SASL_SSL is not spoken by this reader"
+    ]
+
+
 def test_plan_record_says_the_group_type_from_the_command_line(kit: Kit, fleet: Any, tmp_path: Any) -> None:
     """``lagassign plan`` on a live KIP-848 group, then ``plans show latest --json``: the group
     says group_type consumer and its uniform row is flagged as Kafka's choice (the contract)."""

@@ -510,6 +510,10 @@ def build_group(
             rack = getattr(m, "rack", None)
             if rack:
                 member["rack"] = rack
+            target = getattr(m, "target_assignment", None)  # consumer-type groups only
+            if target is not None and g.row["group_type"] == "consumer":
+                pairs = sorted({(tp.topic, tp.partition) for tp in target.topic_partitions or []})
+                member["target"] = [{"topic": t, "partition": p} for t, p in pairs]
             g.members.append(member)
     gone = sorted(t for t in topics if t not in topic_parts)
     if gone and not assign:
