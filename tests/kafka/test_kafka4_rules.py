@@ -168,6 +168,20 @@ def test_publishing_for_a_group_with_live_members_is_refused_and_recorded(
     groups_file = tmp_path / "groups.yaml"
     groups_file.write_text(f"groups:\n  - group: {group}\n    topics: [{topic}]\n    instances: [w0, w1]\n")
     member(group, topic, protocol, client_id="rogue")
+    from lagassign.kafka.admin import AdminHook
+    from lagassign.kafka.groupsfile import load_groups_file
+    from lagassign.kafka.snapshot import take_snapshot
+
+    snap = take_snapshot(
+        AdminHook(kit.config(), timeout=15),
+        groups_regex=re.escape(group),
+        assign_groups=load_groups_file(groups_file),
+        plan_topic=plans,
+    )
+    assert snap.groups[0]["kind"] == "assign" and snap.groups[0]["group_type"] is None
+    [warning] = [w for w in snap.manifest["warnings"] if group in w]
+    assert "runs in assign() mode but has 1 live member(s) of the group protocol" in warning
+    assert "(rogue)" in warning
     db = f"sqlite:///{tmp_path / 'audit.db'}"
     planned = run_cli(
         "plan",
