@@ -80,7 +80,8 @@ def _api(base: str, path: str, token: str, body: dict[str, Any] | None = None) -
 
 
 def _seed(url: str, snapshots: Path) -> dict[str, int]:
-    """Real plans of the skewed group: went on (published v1, then v2 by a later plan), stopped
+    """Real plans of the skewed group: went on (published v1, then v2 of another strategy by a
+    later plan), stopped
     by the gate (with its snapshot, for per-partition lag), failed at its snapshot."""
     from lagassign.tables.synthetic import snapshot_tables
 
@@ -115,7 +116,8 @@ def _seed(url: str, snapshots: Path) -> dict[str, int]:
                 ids["went2"] = pid
             at = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(hours=v)
             store.set_snapshot(pid, None, at)
-            store.mark_publication_pending(pid, GROUP, snapshot_at=at)
+            # v1 lag-optimal, v2 lag: the stopped plan's candidate (lag-optimal) is not in force
+            store.mark_publication_pending(pid, GROUP, "lag-optimal" if v == 1 else "lag", snapshot_at=at)
             store.mark_published(GROUP, v)
         pid = store.start_plan("manual", "alice", "lagassign_rebalance", "manual__failed", {"apply": False})
         store.finish_plan(
@@ -241,7 +243,19 @@ def _wait_run(
     while run["state"] not in ("success", "failed") and time.monotonic() < deadline:
         time.sleep(3)
         run = _api(base, f"/api/v2/dags/{dag}/dagRuns/{quote(run['dag_run_id'], safe='')}", token)
-    assert run["state"] in ("success", "failed"), airflow["log"].read_text()[-3000:]
+    if run["state"] not in ("success", "failed"):
+        tis = _api(
+            base, f"/api/v2/dags/{dag}/dagRuns/{quote(run['dag_run_id'], safe='')}/taskInstances", token
+        )
+        states = [(t["task_id"], t["state"]) for t in tis.get("task_instances", ())]
+        said = [
+            line
+            for line in airflow["log"].read_text().splitlines()
+            if "scheduler" in line and ("rror" in line or "xception" in line or "listener" in line)
+        ]
+        raise AssertionError(
+            f"run {run['dag_run_id']} still {run['state']}: tasks {states}\n" + "\n".join(said[-40:])
+        )
     return run
 
 

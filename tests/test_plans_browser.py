@@ -276,9 +276,16 @@ def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None
             timed_group = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())["group"]
             page.goto(f"{base}/lagassign/history?group={timed_group}")
             head = page.locator("table.history thead").inner_text()
-            assert "max catch-up now" in head and "max catch-up under plan" in head
+            assert "max catch-up now → plan" in head
             cells = page.locator("table.history tbody td.catch-up").all_inner_texts()
-            assert cells == ["2 h 30 min", "1 h 15 min"]
+            assert cells == ["2 h 30 min → 1 h 15 min"]
+            # times in the timezone Airflow's UI keeps (its 'timezone' setting), UTC on hover
+            page.evaluate("localStorage.setItem('timezone', JSON.stringify('America/New_York'))")
+            page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
+            created = page.locator("dl.meta time").first
+            assert created.get_attribute("datetime") == "2026-01-01T00:00:00+00:00"
+            assert created.inner_text() == "2025-12-31 19:00:00 EST", created.inner_text()
+            page.evaluate("localStorage.removeItem('timezone')")
             assert not outside, outside
         finally:
             browser.close()

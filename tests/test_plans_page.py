@@ -527,3 +527,19 @@ def test_a_failover_plan_names_the_dead_instance_and_counts_taken_partitions() -
     assert f"0 change consumer, {len(orphaned)} unconsumed taken over from {dead} (dead)" in html
     assert html.count(f"{dead} (dead)</span>") == len(orphaned)
     assert f"0 + {len(orphaned)} taken over" in plans_page.metrics_table_html(group)
+
+
+def test_the_note_listener_never_loads_from_the_run_it_is_handed() -> None:
+    """The scheduler may hand a detached run, on which loading an attribute raises: the listener
+    reads only what the object holds, and never raises into the scheduler."""
+    from lagassign.workflow import listener
+
+    class Detached:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError(f"not bound to a session: {name}")
+
+    assert listener._identity(Detached()) is None
+    listener.on_dag_run_success(Detached(), "success")  # no exception, nothing started
+    held = type("Run", (), {})()
+    held.__dict__.update(dag_id="lagassign_review", run_id="manual__1")
+    assert listener._identity(held) == ("lagassign_review", "manual__1")

@@ -1,6 +1,8 @@
 """The note on each lagassign DAG run: its plan (a link to the plan's page) and what it did.
 
-Airflow runs this listener in the scheduler when a run ends (success or failure): the note is
+Airflow calls this listener in the scheduler when a run ends (success or failure); it writes the
+note from a thread of its own, in its own session, a moment later (the run object it is handed
+may be detached, and the scheduler's transaction must not wait on it). The note is
 read in the grid and the run's details, in Markdown, e.g. ``[plan 12](/lagassign/plans/12):
 published v3: orders``, so every run links to its plan and says the same outcome badges as
 the pages. Tasks cannot set a run's note themselves in Airflow 3 (the task API has no such
@@ -11,6 +13,8 @@ here is logged and never touches the run.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -51,30 +55,56 @@ def plans_of(store: Any, dag_id: str, run_id: str) -> list[dict[str, Any]]:
     return [details[i] for i in sorted(ids) if i in details]
 
 
-def _write_note(dag_run: Any) -> None:
-    if getattr(dag_run, "dag_id", None) not in DAG_IDS:
-        return
+def _identity(dag_run: Any) -> tuple[str, str] | None:
+    """The run's (dag id, run id) from what the object already holds: the scheduler may hand a
+    detached instance, on which loading any attribute raises."""
+    loaded = getattr(dag_run, "__dict__", {})
+    dag_id, run_id = loaded.get("dag_id"), loaded.get("run_id")
+    return (str(dag_id), str(run_id)) if dag_id and run_id else None
+
+
+def write_note(dag_id: str, run_id: str, delay: float = 2.0) -> None:
+    """Set the run's note in a session of its own, once the scheduler has committed the run's
+    new state (``delay``); a note someone wrote by hand is kept."""
+    time.sleep(delay)
     try:
-        current = dag_run.note
-        if current and not str(current).startswith("[plan "):
-            return  # someone's own note
+        from airflow.models.dagrun import DagRun
+        from airflow.utils.session import create_session
+        from sqlalchemy import select
+
         from .hooks import open_store
 
         with open_store(create=False) as store:
-            note = run_note(plans_of(store, dag_run.dag_id, dag_run.run_id))
-        if note and note != current:
-            dag_run.note = note
+            note = run_note(plans_of(store, dag_id, run_id))
+        if not note:
+            return
+        with create_session() as session:
+            run = session.scalar(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
+            if run is None or (run.note and not str(run.note).startswith("[plan ")):
+                return
+            if run.note != note:
+                run.note = note
     except Exception:
-        log.warning(
-            "lagassign: could not write the note of run %s", getattr(dag_run, "run_id", "?"), exc_info=True
-        )
+        log.warning("lagassign: could not write the note of run %s of %s", run_id, dag_id, exc_info=True)
+
+
+def _note_later(dag_run: Any) -> None:
+    """Write the note from a thread: never in the scheduler's own transaction (whose rows it
+    would wait for) and never failing the caller."""
+    try:
+        found = _identity(dag_run)
+        if found is None or found[0] not in DAG_IDS:
+            return
+        threading.Thread(target=write_note, args=found, name="lagassign-run-note", daemon=True).start()
+    except Exception:
+        log.warning("lagassign: could not start writing a run's note", exc_info=True)
 
 
 @hookimpl
 def on_dag_run_success(dag_run: Any, msg: str) -> None:
-    _write_note(dag_run)
+    _note_later(dag_run)
 
 
 @hookimpl
 def on_dag_run_failed(dag_run: Any, msg: str) -> None:
-    _write_note(dag_run)
+    _note_later(dag_run)
