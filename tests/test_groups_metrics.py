@@ -96,3 +96,26 @@ def test_an_empty_overview_still_parses() -> None:
     got = _samples(body)
     assert got[("lagassign_observation_fresh", (("cluster", ""),))] == 0
     assert got[("lagassign_groups", (("cluster", ""), ("status", "OK")))] == 0
+
+
+def test_the_sample_grafana_dashboard_asks_only_for_metrics_that_exist() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    dashboard = json.loads(
+        (Path(__file__).resolve().parents[1] / "docs" / "grafana-dashboard.json").read_text()
+    )
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    exprs += [a["expr"] for a in dashboard["annotations"]["list"]]
+    exprs += [
+        v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)
+    ]
+    asked = {name for e in exprs for name in re.findall(r"\blagassign_[a-z_]+", e)}
+    body, _ = exposition(
+        Overview("c-1", NOW, True, "cluster", _rows()),
+        [{"plan_id": 9, "group": "billing", "trigger": "failover", "outcome": "published"}],
+    )
+    exported = {f.name for f in text_string_to_metric_families(body.decode())}
+    assert asked and asked <= exported, asked - exported
+    assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,44 +15,12 @@ import pytest
 from lagassign.core.errors import LagassignError
 from lagassign.pipeline.health import Alert, send_alerts
 from lagassign.store import AuditStore
+from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.airflow
 
 REPO = Path(__file__).resolve().parents[1]
 AT = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
-
-
-class Receiver:
-    """A real HTTP server on localhost that keeps every JSON body POSTed to it; answers
-    ``status`` (200 by default)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.status = 200
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.bodies.append(
-                    {"path": self.path, "type": self.headers["Content-Type"], **json.loads(body)}
-                )
-                self.send_response(outer.status)
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/lagassign"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
 
 
 @pytest.fixture

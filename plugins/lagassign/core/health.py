@@ -49,7 +49,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from .catchup import NEVER, duration_text, seconds_to_catch_up
 from .inflow import clean_history, lag_seconds
@@ -101,10 +101,10 @@ class Rules:
             raise ValueError("a trend needs at least 2 observations")
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     """One observation of a group's partition: when (s), end offset, committed offset (None: no
-    commit), lag by the group's reset policy (None: unknown)."""
+    commit), lag by the group's reset policy (None: unknown). A tuple: a page judges hundreds of
+    thousands of them."""
 
     t: float
     end: int | None

@@ -181,6 +181,7 @@ def group_inputs(
     for row in snap.members:
         members_of.setdefault(row["group"], []).append(row)
     inputs, shown = [], {}
+    seconds: dict[datetime, float] = {}  # one conversion per observation time
     for g in snap.groups:
         name = g["group"]
         owners: dict[tuple[str, int], str] = {}
@@ -218,11 +219,13 @@ def group_inputs(
         parts = []
         for row in parts_of.get(name, []):
             tp = (row["topic"], int(row["partition"]))
-            points = [
-                Point(t.timestamp(), end, c, lag)
-                for t, end, c, lag, _o in past.get(tp, ())
-                if t.timestamp() < now_s
-            ]
+            points = []
+            for t, end, c, lag, _o in past.get(tp, ()):
+                at = seconds.get(t)
+                if at is None:
+                    at = seconds[t] = t.timestamp()
+                if at < now_s:
+                    points.append(Point(at, end, c, lag))
             points.append(Point(now_s, row.get("end"), row.get("committed"), row.get("lag")))
             parts.append(PartitionInput(tp[0], tp[1], tuple(points), owners.get(tp)))
         inputs.append(
@@ -277,7 +280,9 @@ def _instances(
                 in_plan=iid in plan,
                 partitions=tuple((tp.topic, tp.partition) for tp in st.partitions) if st and alive else (),
                 pending=tuple((tp.topic, tp.partition) for tp in st.pending) if st and alive else (),
-                capacity=st.observed_capacity if st else None,
+                # stated only: a rate "while behind" also describes a steady consumer with the
+                # few messages of lag between two polls, which would read as overloaded
+                capacity=st.capacity if st else None,
                 why=gone.why if gone else None,
                 host=st.host if st else None,
                 last_seen=st.time_ms / 1000 if st else None,
@@ -309,7 +314,8 @@ def build_overview(
     a store), and add each group's last plan and its outcome."""
     history = {}
     if store is not None:
-        since = view.observed_at - timedelta(seconds=settings.window_s * 1.5 + 120)
+        # the window and two minutes: enough to see a value unchanged for a whole window
+        since = view.observed_at - timedelta(seconds=settings.window_s + 120)
         history = store.observations(view.cluster, since)
     inputs, shown = group_inputs(view, history)
     rules = settings.rules

@@ -20,7 +20,7 @@ within one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -101,11 +101,14 @@ class HealthStore(StoreBase):
     ) -> dict[str, dict[tuple[str, int], list[Observed]]]:
         """Per group and partition, the observations since ``since``, oldest first."""
         h = health_partitions_t
+        # the time column comes raw (one parse per distinct time, not per row: an observation
+        # of a whole cluster shares one time)
+        raw_at = sa.type_coerce(h.c.observed_at, sa.types.NullType()).label("at")
         q: Any = sa.select(
             h.c.group_name,
             h.c.topic,
             h.c.partition,
-            h.c.observed_at,
+            raw_at,
             h.c.end_offset,
             h.c.committed,
             h.c.lag,
@@ -119,12 +122,18 @@ class HealthStore(StoreBase):
                 q = q.where(h.c.group_name.in_(names))
         wanted = set(names) if names is not None else None
         out: dict[str, dict[tuple[str, int], list[Observed]]] = {}
+        times: dict[Any, datetime] = {}
         with self._engine.connect() as conn:
-            for r in conn.execute(q.order_by(h.c.observed_at)):
-                if wanted is not None and r.group_name not in wanted:
+            for group, topic, part, at, end, committed, lag, owner in conn.execute(
+                q.order_by(h.c.observed_at)
+            ):
+                if wanted is not None and group not in wanted:
                     continue
-                out.setdefault(r.group_name, {}).setdefault((r.topic, r.partition), []).append(
-                    (r.observed_at, r.end_offset, r.committed, r.lag, r.owner)
+                when = times.get(at)
+                if when is None:
+                    when = times[at] = _utc(at)
+                out.setdefault(group, {}).setdefault((topic, part), []).append(
+                    (when, end, committed, lag, owner)
                 )
         return out
 
@@ -334,6 +343,12 @@ class HealthStore(StoreBase):
                 m["group"] = m.pop("group_name")
                 out.append(m)
             return out
+
+
+def _utc(raw: Any) -> datetime:
+    """A time column read raw: SQLite's text (naive UTC) or PostgreSQL's aware datetime."""
+    value = datetime.fromisoformat(raw) if isinstance(raw, str) else raw
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _figures(row: Any) -> dict[str, Any]:

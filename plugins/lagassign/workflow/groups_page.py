@@ -356,6 +356,10 @@ def lag_history_svg(
         return (
             '<p class="muted">Nothing recorded in this period: the health job records a point a minute.</p>'
         )
+    # the axis starts where the records start when they cover less than the period (at least
+    # ten minutes before the end): a young history is drawn across the chart, not in its corner
+    first = min([*(r["observed_at"] for r in points), *(m.at for m in marks)])
+    start = max(start, min(first - timedelta(minutes=1), end - timedelta(minutes=10)))
     top = max([1, *(int(r.get("total_lag") or 0) for r in points)])
     step = _nice(top)
     y_max = step * max(1, math.ceil(top / step))
@@ -451,10 +455,16 @@ def lag_history_svg(
             f'<line class="mark {m.kind}" data-kind="{m.kind}" x1="{mx:.1f}" x2="{mx:.1f}" y1="{pad_t - 4}" '
             f'y2="{pad_t + plot_h}" stroke="{colour}"{dash}><title>{_e(tip)}</title></line>'
         )
-        if mx - last_label_x >= 70:  # labels far enough apart never collide; the table lists all
-            out.append(
-                f'<text x="{mx + 3:.1f}" y="{pad_t - 8}" font-size="10" fill="{colour}">{_e(_short(m.label, 14))}</text>'
-            )
+        if mx - last_label_x >= 90:  # labels far enough apart never collide; the table lists all
+            text = _e(_short(m.label, 16))
+            if mx > width - pad_r - 90:  # near the right edge: the label ends at its line
+                out.append(
+                    f'<text x="{mx - 3:.1f}" y="{pad_t - 8}" font-size="10" text-anchor="end" fill="{colour}">{text}</text>'
+                )
+            else:
+                out.append(
+                    f'<text x="{mx + 3:.1f}" y="{pad_t - 8}" font-size="10" fill="{colour}">{text}</text>'
+                )
             last_label_x = mx
     ly = base + 36
     legend = [
