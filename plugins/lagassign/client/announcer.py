@@ -49,7 +49,7 @@ class Announcer:
         self.capacity = capacity
         self.heartbeat_interval, self.max_poll_interval = heartbeat_interval, max_poll_interval
         self.partition: int | None = None  # set by ``start``; None: no status topic, stay silent
-        self._producer = Producer({**producer_conf, "linger.ms": 0, "acks": "all"})
+        self._producer: Any = Producer({**producer_conf, "linger.ms": 0, "acks": "all"})
         self._lock = threading.Lock()
         self._started_ms = int(time.time() * 1000)
         self._last_poll = time.monotonic()
@@ -138,6 +138,7 @@ class Announcer:
                 self.topic, key=status_key(self.group, self.instance), value=None, partition=self.partition
             )
             self._producer.flush(min(self.timeout, 10))
+        self._producer = None  # librdkafka's producer ends with its last reference, not at exit
 
     def _loop(self) -> None:
         last = time.monotonic()
