@@ -13,13 +13,15 @@ groups under 30 s, cost growing linearly with groups.
 
 Uses the tests' broker of each kind of ``--brokers`` in turn (default LAGASSIGN_BROKER, else
 kafka4, Apache Kafka 4; instance ``test``, never the demo's), started fresh and stopped
-afterwards unless it was running, or a running one given by LAGASSIGN_BROKER_BOOTSTRAP.
+afterwards unless it was running, or a running one given by LAGASSIGN_BROKER_BOOTSTRAP; with
+``--private``, a fresh broker of the bench's own (so that no test run shares it).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -97,7 +99,10 @@ def run(kind: str, args: argparse.Namespace, sizes: list[int]) -> list[tuple[int
     os.environ["LAGASSIGN_BROKER"] = kind
     given = os.environ.get("LAGASSIGN_BROKER_BOOTSTRAP")
     started_here = False
-    if given:
+    private = Path(tempfile.mkdtemp(prefix=f"snapshot-speed-{kind}-")) if args.private else None
+    if private is not None:
+        broker = brokerctl.start_private(kind, private)
+    elif given:
         broker = brokerctl.Broker(kind, given, brokerctl.describe(kind).client_config)
     else:
         started_here = not brokerctl.running(kind)
@@ -123,6 +128,9 @@ def run(kind: str, args: argparse.Namespace, sizes: list[int]) -> list[tuple[int
                 flush=True,
             )
     finally:
+        if private is not None:
+            brokerctl.stop_private(private)
+            shutil.rmtree(private, ignore_errors=True)
         if started_here:
             brokerctl.stop(kind)
     goal = args.goal if args.goal is not None else (60.0 if max(sizes) > 1000 else 30.0)
@@ -148,6 +156,11 @@ def main() -> int:
         "--brokers",
         default=None,
         help="broker kinds, comma-separated, one after the other (default LAGASSIGN_BROKER, else kafka4)",
+    )
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="a fresh broker of each kind of the bench's own (free ports, a temporary folder)",
     )
     parser.add_argument("--verbose", action="store_true", help="print each snapshot's phases as they pass")
     parser.add_argument("--goal", type=float, default=None, help="seconds the largest size must take at most")
