@@ -42,6 +42,7 @@ from urllib.parse import quote
 import pytest
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
+from lagassign.core.outcome import outcome_of
 from lagassign.store import AuditStore
 from proctrack import end_group
 
@@ -392,22 +393,23 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
             run = _wait_run(base, token, "lagassign_review", run, airflow)
             assert run["state"] == "success", airflow["log"].read_text()[-3000:]
             page.locator(".notice.success .plan-link").wait_for(timeout=60_000)
-            assert "dry run: would publish v" in notice.inner_text()
-            _shot(page, "notice")
             with AuditStore(airflow["db"]) as store:
                 plan = store.get_plan(store.list_plans(limit=1)[0]["id"])
             assert plan["dag_id"] == "lagassign_review" and plan["triggered_by"] == "admin"
             decision = plan["groups"][0]["decision"]
             assert f"published on review of plan {ids['stopped']} by admin" in decision["reason"]
-            assert decision["outcome"].startswith("dry run: would publish")
-            # the run's note links its plan and says the same badge
+            # The dry run read the cluster like a publish: the group is not on this broker, so
+            # a publish would be skipped, and the dry run says so (not "published", not v1).
+            label = outcome_of(plan, plan["groups"][0]).label
+            assert label == "skipped: group changed", decision["outcome"]
+            # one outcome everywhere: the notice, the run's note, the plan page
+            assert f"success: {label}: {GROUP}" in notice.inner_text()
+            _shot(page, "notice")
             note = _note_of(base, token, "lagassign_review", run["dag_run_id"])
-            assert note.startswith(
-                f"[plan {plan['id']}](/lagassign/plans/{plan['id']}): dry run: would publish v"
-            )
+            assert note == f"[plan {plan['id']}](/lagassign/plans/{plan['id']}): {label}: {GROUP}", note
             page.locator(".notice .plan-link").click()
             page.wait_for_url(f"**/lagassign/plans/{plan['id']}")
-            assert page.locator("h2 .badge").first.inner_text().startswith("dry run: would publish v")
+            assert page.locator("h2 .badge").first.inner_text() == label
             assert page.locator("button.primary", has_text="publish").count() == 0  # a review's record
             _shot(page, "reviewed-plan")
             logs = _api(
@@ -416,9 +418,7 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
                 "/taskInstances/publish/logs/1",
                 token,
             )
-            assert f"/lagassign/plans/{plan['id']}: dry run: would publish v" in json.dumps(logs).replace(
-                "; page http", ""
-            ) or f"plan {plan['id']}: dry run: would publish v" in json.dumps(logs)
+            assert f"plan {plan['id']}: {label}: {GROUP}; page " in json.dumps(logs)
 
             # Times in the user's timezone, as Airflow's UI keeps it.
             page.evaluate("localStorage.setItem('timezone', JSON.stringify('Asia/Kolkata'))")

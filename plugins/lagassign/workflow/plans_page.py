@@ -1322,8 +1322,13 @@ def rollback_html(
         f"<p>against {_e(against)}: {len(moves)} partition{'s' if len(moves) != 1 else ''} change consumer</p>"
         + (f"<ul>{items}</ul>" if items else "")
     )
+    made = (
+        f" ({version.get('strategy')}, published by plan {version.get('plan_id')})"
+        if version.get("plan_id")
+        else ""
+    )
     return (
-        f'<details class="rollback"><summary>roll back to version {_e(v)}…</summary>'
+        f'<details class="rollback"><summary>roll back to version {_e(v)}{_e(made)}…</summary>'
         f'<form class="action confirm" method="post" action="{_e(action)}">'
         f'<input type="hidden" name="plan_id" value="{_e(plan_id)}"><input type="hidden" name="group" '
         f'value="{_e(group)}"><input type="hidden" name="version" value="{_e(v)}">{diff}'
@@ -1359,12 +1364,13 @@ def history_html(
     published = [v for r in rows for v in r.get("publications") or () if v.get("state") == "published"]
     in_force = max(published, key=lambda v: v["version"], default=None)
     trs = []
+    backs = [
+        rollback_html(group, v, in_force, r["plan_id"])
+        for r in rows
+        for v in r.get("publications") or ()
+        if v.get("state") == "published" and in_force is not None and v["version"] != in_force["version"]
+    ]
     for r in rows:
-        back = "".join(
-            rollback_html(group, v, in_force, r["plan_id"])
-            for v in r.get("publications") or ()
-            if v.get("state") == "published" and in_force is not None and v["version"] != in_force["version"]
-        )
         out = _row_outcome(group, r, (details or {}).get(r["plan_id"]))
         by = f" by {r['triggered_by']}" if r.get("triggered_by") else ""
         trigger = _e(f"{r.get('trigger')}{by}")
@@ -1388,7 +1394,7 @@ def history_html(
             + "</td>"
             f"<td class=num>{_e(pair(r.get('current_max_lag'), r.get('plan_max_lag'), fmt_int))}</td>"
             f"<td class=num>{_e(pair(r.get('current_imbalance'), r.get('plan_imbalance'), _ratio))}</td>"
-            f"{catch_up}<td>{_e(r.get('strategy'))}</td><td>{back or ''}</td></tr>"
+            f"{catch_up}<td>{_e(r.get('strategy'))}</td></tr>"
         )
     body.append(
         "<h2>Plans</h2>"
@@ -1396,11 +1402,17 @@ def history_html(
             '<table class="history"><thead><tr><th>plan</th><th>created</th><th>trigger</th><th>outcome</th>'
             '<th class="num">max lag now → plan (messages)</th><th class="num">imbalance now → plan</th>'
             + ('<th class="num">max catch-up now → plan</th>' if in_time else "")
-            + f"<th>strategy</th><th>roll back</th></tr></thead><tbody>{''.join(trs)}</tbody></table>"
+            + f"<th>strategy</th></tr></thead><tbody>{''.join(trs)}</tbody></table>"
             if trs
             else '<p class="muted">no plan has looked at this group</p>'
         )
     )
+    if backs:
+        against = f"version {in_force['version']} is in force" if in_force else ""
+        body.append(
+            f'<h2>Roll back</h2><p class="muted">{_e(against)}; each version below can be published '
+            f"again as a new version (its diff against the version in force first)</p>{''.join(backs)}"
+        )
     return page(f"lagassign: group {group}", "".join(body))
 
 
