@@ -177,3 +177,36 @@ def test_a_killed_instance_is_dead_and_its_failover_is_sent_once(broker, tmp_pat
 
 def _cluster(store: AuditStore) -> str:
     return store.health_clusters()[0]["cluster"]
+
+
+def test_lagassign_groups_record_from_cron_records_and_alerts_once(broker, kit, tmp_path):
+    """Without Airflow: `lagassign groups --record --notify-url` run again and again (as cron
+    would) keeps the window in the audit store and POSTs one alert when a group stops."""
+    from webhook_receiver import Receiver
+
+    topic = kit.topic("ledger", 2)
+    kit.produce(topic, {0: 40, 1: 40})
+    group = kit.name("nightly")
+    kit.commit(group, {(topic, 0): 10, (topic, 1): 10})  # committed once, nobody consumes since
+    db = f"sqlite:///{tmp_path / 'audit.db'}"
+    receiver = Receiver()
+    try:
+        flags = [*config_flags(broker), "--groups", f"{kit.prefix}-.*", "--db", db, "--window", "3"]
+        runs = []
+        for _ in range(4):
+            runs.append(run_cli("groups", "--record", "--notify-url", receiver.url, *flags, "--json"))
+            time.sleep(1.5)
+        received = receiver.received()
+    finally:
+        receiver.close()
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    statuses = [
+        next(g["status"] for g in json.loads(r.stdout)["groups"] if g["group"] == group) for r in runs
+    ]
+    assert statuses[0] == "OK" and statuses[-1] == "STOP", statuses  # a window of 3 s had to pass
+    assert [(b["group"], b["status"], b["kind"]) for b in received] == [(group, "STOP", "status")]
+    assert received[0]["type"] == "application/json" and "nobody consumes the group" in received[0]["text"]
+    with AuditStore(db) as store:
+        cluster = _cluster(store)
+        assert len(store.status_series(cluster, group)) == 4
+        assert [a["sent_at"] is not None for a in store.alerts(cluster, group)] == [True]

@@ -637,6 +637,19 @@ def health_step(
     timeout: float = 30.0,
 ) -> dict[str, Any]:
     """One run of the health job: observe, judge, record, alert. Returns a summary."""
+    return health_run(store, config, settings, send, log, timeout)[1]
+
+
+def health_run(
+    store: Any,
+    config: Mapping[str, Any],
+    settings: HealthSettings,
+    send: Send | None = None,
+    log: Log | None = None,
+    timeout: float = 30.0,
+) -> tuple[Overview, dict[str, Any]]:
+    """``health_step``, also returning the overview it recorded (what ``lagassign groups
+    --record`` prints)."""
     say = log or (lambda _m: None)
     view = observe(config, settings, timeout)
     ov = build_overview(view, store, settings)
@@ -654,4 +667,10 @@ def health_step(
     )
     for w in ov.warnings:
         say(f"warning: {w}")
-    return {"cluster": ov.cluster, "groups": len(ov.groups), "statuses": by_status, **counts, "alerts": sent}
+    return ov, {
+        "cluster": ov.cluster,
+        "groups": len(ov.groups),
+        "statuses": by_status,
+        **counts,
+        "alerts": sent,
+    }
