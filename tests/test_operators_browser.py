@@ -80,10 +80,10 @@ def _api(base: str, path: str, token: str, body: dict[str, Any] | None = None) -
         return json.loads(r.read() or b"{}")
 
 
-def _seed(url: str, snapshots: Path) -> dict[str, int]:
-    """Real plans of the skewed group: went on (published v1, then v2 of another strategy by a
-    later plan), stopped
-    by the gate (with its snapshot, for per-partition lag), failed at its snapshot."""
+def _seed(url: str, snapshots: Path, cluster: str | None = None) -> dict[str, int]:
+    """Real plans of the skewed group on ``cluster``: went on (published v1, then v2 of another
+    strategy by a later plan), stopped by the gate (with its snapshot, for per-partition lag),
+    failed at its snapshot."""
     from lagassign.tables.synthetic import snapshot_tables
 
     ids = {}
@@ -95,6 +95,7 @@ def _seed(url: str, snapshots: Path) -> dict[str, int]:
                 dag_id="lagassign_daily" if name == "went" else "lagassign_rebalance",
                 run_id=f"{name}__1",
                 parameters={"threshold": threshold, "apply": False},
+                cluster=cluster,
             )
             ev = evaluate(SKEWED)
             store.record_evaluations(pid, [ev])
@@ -109,7 +110,9 @@ def _seed(url: str, snapshots: Path) -> dict[str, int]:
         # "went" published as version 1, then a later plan as version 2 (in force).
         for v, pid in ((1, ids["went"]), (2, None)):
             if pid is None:
-                pid = store.start_plan("scheduled", None, "lagassign_daily", "went__2", {"apply": True})
+                pid = store.start_plan(
+                    "scheduled", None, "lagassign_daily", "went__2", {"apply": True}, cluster=cluster
+                )
                 ev = evaluate(SKEWED)
                 store.record_evaluations(pid, [ev])
                 store.record_decisions(pid, decide_all([ev]))
@@ -119,7 +122,7 @@ def _seed(url: str, snapshots: Path) -> dict[str, int]:
             store.set_snapshot(pid, None, at)
             # v1 lag-optimal, v2 lag: the stopped plan's candidate (lag-optimal) is not in force
             store.mark_publication_pending(pid, GROUP, "lag-optimal" if v == 1 else "lag", snapshot_at=at)
-            store.mark_published(GROUP, v)
+            store.mark_published(GROUP, v, cluster=cluster)
         pid = store.start_plan("manual", "alice", "lagassign_rebalance", "manual__failed", {"apply": False})
         store.finish_plan(
             pid,
@@ -156,7 +159,9 @@ def airflow(tmp_path_factory: pytest.TempPathFactory, kafka: str) -> Iterator[di
     for name in ("lagassign_review.py", "lagassign_rebalance.py", "lagassign_daily.py"):
         shutil.copy(REPO / "dags" / name, dags / name)
     db_url = f"sqlite:///{home / 'lagassign.db'}"
-    ids = _seed(db_url, home)
+    from lagassign.kafka.cluster import cluster_of
+
+    ids = _seed(db_url, home, cluster_of({"bootstrap.servers": kafka}))
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps({"admin": PASSWORD, "viewer": PASSWORD}))
     port = _free_port()

@@ -558,6 +558,10 @@ def _cause_html(error: str, log_href: str | None = None) -> str:
 # -- parameters --------------------------------------------------------------------------------
 
 _PARAM_LABELS = {
+    "action": "action",
+    "reviewed_plan": "reviewed plan",
+    "group": "group",
+    "version": "version",
     "groups": "groups (regular expression)",
     "groups_file": "groups file",
     "strategies": "strategies",
@@ -571,10 +575,6 @@ _PARAM_LABELS = {
     "force": "force",
     "auto_offset_reset": "auto.offset.reset",
     "plan_topic": "plans topic",
-    "action": "action",
-    "reviewed_plan": "reviewed plan",
-    "group": "group",
-    "version": "version",
     "change": "change seen",
     "status_topic": "status topic",
     "session_timeout_ms": "session timeout",
@@ -752,8 +752,8 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     rows = []
     for r in group.get("results") or ():
         name = r.get("strategy")
-        if not r.get("metrics") and r.get("refused") is None:
-            continue
+        if r.get("refused") is None and "max_lag" not in (r.get("metrics") or {}):
+            continue  # recorded without lag (a roll back): its counts are in the members table
         tags = ""
         if twin is not None and name == twin[0]:  # broker's choice (consumer group), else Kafka's
             tags += (
@@ -890,6 +890,7 @@ def members_table_html(group: Mapping[str, Any]) -> str:
     cm, tm = cur.get("metrics") or {}, tgt.get("metrics") or {}
     members = sorted(set(tgt.get("assignment") or {}) | set(cur.get("assignment") or {}))
     in_time = timed(group)
+    measured = "lag" in cm or "lag" in tm
 
     def catch_up(metrics: Mapping[str, Any], member: str) -> str:
         times = metrics.get("catch_up_s") or {}
@@ -907,7 +908,7 @@ def members_table_html(group: Mapping[str, Any]) -> str:
         lag = (
             f"<td class=num>{_e(fmt_int((cm.get('lag') or {}).get(m)))} → "
             f"{_e(fmt_int((tm.get('lag') or {}).get(m)))}</td>"
-            if cm or tm
+            if measured
             else ""
         )
         rows.append(
@@ -917,7 +918,7 @@ def members_table_html(group: Mapping[str, Any]) -> str:
     return (
         f"<h3>Members under {_e(target)}</h3>"
         '<table class="members"><thead><tr><th>member</th>'
-        + ('<th class="num">lag now → plan (messages)</th>' if cm or tm else "")
+        + ('<th class="num">lag now → plan (messages)</th>' if measured else "")
         + ('<th class="num">catch-up now → plan</th>' if in_time else "")
         + '<th class="num">partitions now → plan</th>'
         f"<th>partitions under the plan</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
