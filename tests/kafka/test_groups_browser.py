@@ -270,7 +270,7 @@ def test_the_groups_overview_as_an_operator_sees_it(scene: dict[str, Any]) -> No
                 ("status", "STOP", "OK")
             ]
             assert "nobody consumes the group" in about_billing[0]["text"]
-            page.locator("text=Alerts").scroll_into_view_if_needed()
+            _group_page(page, base, billing)  # its page lists the alert, delivered
             assert "sent" in page.locator("h2:has-text('Alerts') + table").inner_text()
 
             # 4. An instance kill -9'd: shown dead within its session timeout (and a look).

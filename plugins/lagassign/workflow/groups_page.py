@@ -57,7 +57,7 @@ _CSS = """
 .status{display:inline-block;font-size:.8rem;font-weight:700;border-radius:8px;padding:1px 8px;color:#fff;
 letter-spacing:.02em} .status.ok{background:#1a7f37} .status.unknown{background:#6e7781}
 .status.warn{background:#9a6700} .status.bad{background:#bc4c00} .status.dead{background:#cf222e}
-table.groups{width:100%} table.groups td.reason{font-size:.8rem;color:var(--muted);max-width:28em}
+table.groups{width:100%} table.groups td.name{min-width:13em} table.groups td.state{max-width:24em}
 table.groups th a{color:inherit;text-decoration:none} table.groups th a:hover{text-decoration:underline}
 .chips{display:flex;gap:6px;flex-wrap:wrap;margin:6px 0 10px} .chips a{text-decoration:none}
 .chip{border:1px solid var(--line);border-radius:12px;padding:1px 10px;font-size:.85rem;background:var(--soft)}
@@ -161,7 +161,7 @@ def filter_rows(rows: Sequence[dict[str, Any]], query: ListQuery) -> list[dict[s
 def consumers_cell(row: Mapping[str, Any]) -> str:
     """'3 alive', or '1 alive · 1 dead: w1' with the versions each live instance runs."""
     alive = int(row.get("alive") or 0)
-    parts = [f'<span class="alive-n">{alive} alive</span>']
+    parts = [f'<span class="{"alive-n" if alive else "muted"}">{alive} alive</span>']
     dead = [i["instance"] for i in row.get("instances") or () if i.get("state") == "dead"]
     if dead:
         parts.append(f'<span class="dead-names">{len(dead)} dead: {_e(", ".join(dead[:4]))}</span>')
@@ -200,9 +200,10 @@ def source_html(ov: Any, now: datetime) -> str:
     cluster = _e(ov.cluster or "unknown")
     if ov.fresh:
         return f'<p class="muted">Cluster <code>{cluster}</code>, read {when(ov.observed_at)}.</p>'
+    whose = "the health job recorded" if ov.source == "health job" else "this page read"
     return (
         f'<div class="banner stale"><strong>Not read now.</strong> The cluster could not be read within the '
-        f"page's time limit; these are the figures the health job recorded at {when(ov.observed_at)} "
+        f"page's time limit; these are the figures {whose} at {when(ov.observed_at)} "
         f"({_e(duration_text(age))} ago) for cluster <code>{cluster}</code>.</div>"
     )
 
@@ -291,7 +292,7 @@ def groups_list_html(
         body.append(
             f'<tr data-group="{_e(r["group"])}" data-status="{_e(r["status"])}">'
             f'<td class="name"><a href="{_e(group_href(r["group"]))}">{_e(r["group"])}</a>{tag}</td>'
-            f"<td>{status_badge(r['status'])}"
+            f'<td class="state">{status_badge(r["status"])}'
             + (f'<span class="why">{_e(_short(reason))}</span>' if reason else "")
             + "</td>"
             f'<td class="num">{fmt_int(r.get("total_lag"))}</td>'

@@ -22,6 +22,7 @@ recorded last, with its age, and the read's result serves the next request.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 import os
@@ -165,9 +166,7 @@ class Overviews:
         with self.lock:
             cached = self.latest
         if cached is not None and (recorded is None or cached.observed_at >= recorded.observed_at):
-            cached.fresh = False
-            cached.source = "last read"
-            return cached
+            return dataclasses.replace(cached, fresh=False, source="last read")
         return recorded
 
 
