@@ -413,7 +413,8 @@ def test_the_list_has_one_row_per_group_with_its_outcome(tmp_path: Path) -> None
 def test_history_chart_is_time_scaled_and_its_labels_never_collide() -> None:
     from datetime import timedelta
 
-    for n, gap in ((3, timedelta(minutes=7)), (40, timedelta(hours=5)), (200, timedelta(minutes=3))):
+    spans = ((3, timedelta(minutes=7)), (40, timedelta(hours=5)), (200, timedelta(minutes=3)))
+    for n, gap in (*spans, (3, timedelta(seconds=20)), (2, timedelta(days=40))):
         rows = [
             {
                 "plan_id": i,

@@ -1234,8 +1234,9 @@ def history_chart_svg(rows: list[dict[str, Any]]) -> str:
     height = pad_t + plot_h + 64
     times = [r["created_at"].astimezone(UTC) for r in points]
     t0, t1 = times[0], times[-1]
-    if (t1 - t0).total_seconds() < 60:
-        t0, t1 = t0 - timedelta(minutes=5), t1 + timedelta(minutes=5)
+    short = timedelta(minutes=10) - (t1 - t0)
+    if short > timedelta(0):  # a few minutes at least, so the axis has labelled steps
+        t0, t1 = t0 - short / 2, t1 + short / 2
     span = (t1 - t0).total_seconds()
     plot_w = width - pad_l - pad_r
 
