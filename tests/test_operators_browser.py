@@ -555,5 +555,17 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
             )
             assert "parameters refused: threshold must be a number" in start_log
             assert "Traceback" not in start_log, start_log[-3000:]
+
+            # Letters in a number field: Airflow's number input refuses them in front of the user
+            # (the field shows again the value the run will get), nothing is dropped unseen.
+            page.goto(f"{base}/dags/lagassign_rebalance")
+            page.get_by_role("button", name="Trigger").first.click()
+            dialog = page.locator("[role=dialog][data-scope=dialog]")
+            dialog.get_by_text("Run Parameters").wait_for()
+            threshold = dialog.locator("input[inputmode=decimal]").first
+            threshold.fill("abc")
+            threshold.blur()
+            assert threshold.input_value() == "1.1"
+            _shot(page, "number-field-abc")
         finally:
             browser.close()
