@@ -309,7 +309,7 @@ def test_publishing_a_reviewed_stopped_plan_is_its_own_audited_plan(tmp_path: Pa
     (g,) = new["groups"]
     assert g["decision"]["go"] is True and g["decision"]["chosen"] == "lag-optimal"
     assert g["decision"]["reason"].startswith(
-        f"published on review of plan {reviewed} by bob (the gate had said stop:"
+        f"publish requested by bob on review of plan {reviewed} (the gate had said stop:"
     )
     assert "dry run" in (g["decision"]["outcome"] or "")
     assert (g["group_type"], g["assignor"]) == ("classic", "range")

@@ -402,7 +402,7 @@ def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
                 plan = store.get_plan(store.list_plans(limit=1)[0]["id"])
             assert plan["dag_id"] == "lagassign_review" and plan["triggered_by"] == "admin"
             decision = plan["groups"][0]["decision"]
-            assert f"published on review of plan {ids['stopped']} by admin" in decision["reason"]
+            assert f"publish requested by admin on review of plan {ids['stopped']}" in decision["reason"]
             # The dry run read the cluster like a publish: the group is not on this broker, so
             # a publish would be skipped, and the dry run says so (not "published", not v1).
             label = outcome_of(plan, plan["groups"][0]).label

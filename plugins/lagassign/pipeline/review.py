@@ -44,7 +44,7 @@ def reviewed_decision(group: Mapping[str, Any], plan_id: int, user: str | None) 
         raise ParamsError(f"plan {plan_id}, group {name}: already published")
     was = "go" if d.get("go") else "stop"
     reason = (
-        f"published on review of plan {plan_id} by {user or 'an unnamed user'} "
+        f"publish requested by {user or 'an unnamed user'} on review of plan {plan_id} "
         f"(the gate had said {was}: {d.get('reason')})"
     )
     return replace(GateDecision.from_dict(d), go=True, chosen=strategy, candidate=strategy, reason=reason)

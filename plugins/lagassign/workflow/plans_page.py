@@ -1053,8 +1053,11 @@ def group_html(
     if d is None:
         html.append('<p class="muted">no gate decision recorded</p>')
     else:
-        verdict = '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
-        html.append(f"<p>gate: {verdict}: {_e(d.get('reason'))}</p>")
+        if (plan.get("parameters") or {}).get("action"):  # a review or roll back: what was asked
+            html.append(f"<p>request: {_e(d.get('reason'))}</p>")
+        else:
+            verdict = '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
+            html.append(f"<p>gate: {verdict}: {_e(d.get('reason'))}</p>")
     if out.detail and out.detail not in (out.label, (d or {}).get("reason")):
         html.append(f'<p class="outcome-detail">{badge(out)} {_e(out.detail)}</p>')
     if plan.get("id") is not None:
