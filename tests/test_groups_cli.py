@@ -119,3 +119,27 @@ def test_an_unreachable_cluster_is_one_line(cli) -> None:
     assert r.returncode == 2
     assert r.stderr.startswith("lagassign: error: cannot reach Kafka at 127.0.0.1:1")
     assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+def test_a_declared_group_whose_instances_never_started_lists_them() -> None:
+    """An assign()-mode group of the groups file, before any instance announced itself: its
+    pinned instances are listed, not running (the broker knows nothing of them)."""
+    from lagassign.core.liveness import Liveness
+    from lagassign.kafka.overview import ClusterView
+    from lagassign.pipeline.health import HealthSettings, build_overview
+    from lagassign.tables.snapshot import Snapshot
+
+    snap = Snapshot(
+        [{"group": "ledger", "kind": "assign", "state": None, "error": None, "plan_version": None}],
+        [{"group": "ledger", "topic": "t", "partition": 0, "end": 500, "committed": None, "lag": 500}],
+        [],
+        {"cluster_id": "c-1"},
+    )
+    view = ClusterView("c-1", NOW, snap, Liveness(), {}, [], {"ledger": ("i0", "i1")})
+    [row] = build_overview(view, None, HealthSettings()).groups
+    assert [(i["instance"], i["state"], i["why"]) for i in row["instances"]] == [
+        ("i0", "dead", "never announced"),
+        ("i1", "dead", "never announced"),
+    ]
+    assert (row["status"], row["alive"], row["dead"]) == ("OK", 0, 2)  # no window yet: not STOP
+    assert row["never_catches_up"] is True  # lag that nobody consumes

@@ -39,6 +39,8 @@ class ClusterView:
     liveness: Liveness
     plans: dict[str, Plan] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: assign()-mode groups of the groups file: group -> the instance ids it pins
+    declared: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def cluster_id(self) -> str | None:
@@ -82,4 +84,5 @@ def read_cluster(
     )
     warnings += [w for w in snap.manifest.get("warnings", []) if w not in warnings]
     at = parse_utc(snap.manifest.get("finished_at")) or utc_now()
-    return ClusterView(manifest_cluster(snap.manifest), at, snap, liveness, plans, warnings)
+    declared = {g.group: tuple(sorted(g.instances)) for g in assign_groups}
+    return ClusterView(manifest_cluster(snap.manifest), at, snap, liveness, plans, warnings, declared)

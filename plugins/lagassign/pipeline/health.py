@@ -192,7 +192,8 @@ def group_inputs(
         plan_members = {iid: _tps(tps) for iid, tps in (plan.members.items() if plan else ())}
         member_rows: list[dict[str, Any]] = []
         if g.get("kind") == "assign":
-            instances = _instances(name, liveness, plan_members, now_ms)
+            pinned = getattr(view, "declared", {}).get(name, ())
+            instances = _instances(name, liveness, plan_members, now_ms, pinned)
             for i in instances:
                 if i.alive:
                     members.append(i.instance)
@@ -265,10 +266,16 @@ def read_error(g: Mapping[str, Any]) -> str | None:
 
 
 def _instances(
-    group: str, liveness: Liveness, plan: Mapping[str, list[tuple[str, int]]], now_ms: int
+    group: str,
+    liveness: Liveness,
+    plan: Mapping[str, list[tuple[str, int]]],
+    now_ms: int,
+    declared: Iterable[str] = (),
 ) -> list[InstanceInput]:
+    """Every instance the group has: announced (alive or not), named by its plan in force, or
+    pinned by the groups file (one that never announced itself says so)."""
     out = []
-    for iid in sorted(liveness.known(group) | set(plan)):
+    for iid in sorted(liveness.known(group) | set(plan) | set(declared)):
         st = liveness.status(group, iid)
         alive = liveness.is_alive(group, iid, now_ms)
         gone = None if alive else liveness.departure(group, iid, now_ms)
