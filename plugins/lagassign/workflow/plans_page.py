@@ -131,7 +131,7 @@ try{new Intl.DateTimeFormat('en',{timeZone:tz})}catch(e){tz=undefined}
 tz=tz||Intl.DateTimeFormat().resolvedOptions().timeZone;
 function parts(t){var o={timeZone:tz,hourCycle:'h23',year:'numeric',month:'2-digit',day:'2-digit',hour:'2-digit',
 minute:'2-digit',second:'2-digit',timeZoneName:'short'},p={};
-new Intl.DateTimeFormat('en-GB',o).formatToParts(new Date(t)).forEach(function(x){p[x.type]=x.value});return p}
+new Intl.DateTimeFormat('en-US',o).formatToParts(new Date(t)).forEach(function(x){p[x.type]=x.value});return p}
 function show(el){var t=el.getAttribute('datetime')||el.getAttribute('data-t');if(!t)return;var p=parts(t),
 f=el.getAttribute('data-f')||'full',day=p.year+'-'+p.month+'-'+p.day,hm=p.hour+':'+p.minute;
 el.textContent=f==='hm'?hm:f==='md'?p.month+'-'+p.day:f==='ymd'?day:f==='mdhm'?p.month+'-'+p.day+' '+hm:
