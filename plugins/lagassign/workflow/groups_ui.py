@@ -41,7 +41,7 @@ from . import groups_page
 log = logging.getLogger(__name__)
 
 router = APIRouter()
-MAX_AGE_S = 10.0
+MAX_AGE_S = 5.0
 READ_TIMEOUT_S = 8.0
 #: the DAGs the groups page triggers
 PLAN_DAG = "lagassign_rebalance"
