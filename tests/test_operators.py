@@ -611,3 +611,40 @@ def test_a_run_without_groups_file_takes_the_workers_one(
     monkeypatch.delenv("LAGASSIGN_GROUPS_FILE")
     none = tasks.start({}, "lagassign_rebalance", "manual__gf3", "manual", "alice")
     assert none["params"]["groups_file"] is None
+
+
+def test_a_run_ends_with_its_outcomes_and_fails_when_a_publish_was_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The final line of a run says each group's badge; a refused or failed publication fails
+    the task (a SystemExit: Airflow logs one line, no traceback), a dry run or gate stop does not."""
+    from lagassign.workflow import tasks
+
+    ok = {
+        "id": 7,
+        "status": "succeeded",
+        "parameters": {"apply": True, "dry_run": True},
+        "groups": [
+            {"group": "g", "decision": {"go": True, "outcome": "dry run: would publish lag as version 2"}}
+        ],
+    }
+    lagassign_log = logging.getLogger("lagassign")
+    lagassign_log.addHandler(caplog.handler)  # Airflow's logging setup, run at import, drops it from root
+    try:
+        with caplog.at_level(logging.INFO, logger="lagassign"):
+            tasks.conclude(ok)
+    finally:
+        lagassign_log.removeHandler(caplog.handler)
+    assert "plan 7: dry run: would publish v2: g; page " in caplog.text
+    held = {
+        **ok,
+        "groups": [
+            {
+                "group": "g",
+                "decision": {"go": True, "outcome": "skipped: version 3 is being published by plan 6"},
+            }
+        ],
+    }
+    with pytest.raises(tasks.StepFailed, match="plan 7: refused: version held: g") as raised:
+        tasks.conclude(held)
+    assert isinstance(raised.value, SystemExit) and not isinstance(raised.value, Exception)
