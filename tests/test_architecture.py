@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "plugins" / "lagassign"
 ALLOWED = {
     "core": {"core"},
     "tables": {"core"},
-    "kafka": {"core", "tables", "store", "pipeline"},
+    "kafka": {"core", "tables", "store"},
     "store": {"core"},
     "spark": {"core", "tables", "pipeline"},
     "pipeline": {"core", "tables", "kafka", "spark", "store"},

@@ -100,9 +100,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
     from ..core.clock import now_text
     from ..kafka.cluster import cluster_of
-    from ..kafka.watch import Watcher
     from ..pipeline import base_dir
     from ..pipeline.failover import FailoverSettings
+    from ..pipeline.watch import Watcher
     from ..store import AuditStore
     from .kafka import _client_config
 

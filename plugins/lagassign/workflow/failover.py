@@ -2,7 +2,7 @@
 
 ``MembershipTrigger`` is a ``BaseEventTrigger`` (it runs in the triggerer, behind an
 ``AssetWatcher``): it reads the status and plans topics like ``lagassign watch`` does
-(``kafka.watch.TopicFollower``) and yields one event per membership change of a watched group:
+(``kafka.follower.TopicFollower``) and yields one event per membership change of a watched group:
 an instance of the plan in force went silent or closed, or a new instance appeared. It fires
 once per change, not once per status record (a heartbeat is not an event), and again only if
 the same change is still there ``refire_after`` seconds later (the run it started failed).
@@ -72,7 +72,7 @@ class MembershipTrigger(BaseEventTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         from ..kafka.status import now_ms
-        from ..kafka.watch import Watcher
+        from ..pipeline.watch import Watcher
         from .hooks import LagassignKafkaHook
 
         config = await asyncio.to_thread(lambda: LagassignKafkaHook(self.kafka_conn_id).get_config())

@@ -1,12 +1,11 @@
-"""The failover loop outside Airflow (``lagassign watch``): follow the status and plans topics,
-and when an instance of a plan in force dies or a new one appears, run the failover step.
+"""The failover loop outside Airflow (``lagassign watch``): when an instance of a plan in force
+dies or a new one appears, run the failover step.
 
-One consumer (assign() only, no group, no commits) reads both topics from their beginning, so
-the loop knows every instance's newest status and every group's plan in force, then follows
-them. Once a second it compares each watched group's plan with its live instances
-(``failover.membership_change``); a change not handled yet runs ``failover_step`` (snapshot of
-that group, plan, publish, audit record). A change that failed is tried again after
-``retry_after`` seconds. The Airflow triggerer runs the same detection (``workflow.failover``).
+``kafka.follower.TopicFollower`` follows the status and plans topics. Once a second the loop
+compares each watched group's plan with its live instances (``failover.membership_change``); a
+change not handled yet runs ``failover_step`` (snapshot of that group, plan, publish, audit
+record). A change that failed is tried again after ``retry_after`` seconds. The Airflow
+triggerer runs the same detection (``workflow.failover``).
 """
 
 from __future__ import annotations
@@ -19,93 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.failover import MembershipChange, membership_change
-from ..core.liveness import Liveness
-from ..core.plans import Plan, newest_of
-from ..pipeline.failover import FailoverSettings, declared_group, failover_step
-from .reader import catch_up
-from .status import apply_record, ensure_status_topic, now_ms
-from .topicadmin import topic_partitions
+from ..kafka.follower import TopicFollower
+from ..kafka.status import now_ms
+from ..store import AuditStore
+from .failover import FailoverSettings, declared_group, failover_step
 
 Log = Callable[[str], None]
-
-
-class TopicFollower:
-    """The status and plans topics, read from their beginning and followed: liveness and plans."""
-
-    def __init__(
-        self,
-        config: Mapping[str, Any],
-        settings: FailoverSettings,
-        timeout: float = 30.0,
-        client_id: str = "lagassign.watch",
-    ) -> None:
-        self.config = dict(config)
-        self.settings = settings
-        self.timeout = timeout
-        self.client_id = client_id
-        self.liveness = Liveness(settings.session_timeout_ms)
-        self.plans: dict[str, Plan] = {}
-        self._consumer: Any = None
-
-    def start(self) -> bool:
-        """Read both topics from their beginning to their end as it is now (a busy status topic
-        never goes quiet, so "until nothing arrives" would never end), then stay assigned to
-        follow them; False while the plans topic does not exist."""
-        from confluent_kafka import Consumer
-
-        status = ensure_status_topic(self.config, self.settings.status_topic, self.timeout)
-        consumer = Consumer(
-            {
-                **self.config,
-                "group.id": self.client_id,
-                "client.id": self.client_id,
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-            }
-        )
-        plans = topic_partitions(consumer, self.settings.plan_topic, self.timeout)
-        if plans is None:
-            consumer.close()
-            return False
-        wanted = [(self.settings.status_topic, p) for p in status] + [
-            (self.settings.plan_topic, p) for p in plans
-        ]
-        try:
-            catch_up(consumer, wanted, self.timeout, self._take)
-        except BaseException:
-            consumer.close()
-            raise
-        self._consumer = consumer
-        return True
-
-    def poll(self, wait: float) -> int:
-        """Take in what arrived within ``wait`` seconds; returns how many records."""
-        records = [msg for msg in self._consumer.consume(1000, wait) if msg.error() is None]
-        for msg in records:
-            self._take(msg)
-        return len(records)
-
-    def _take(self, msg: Any) -> None:
-        """One record: a status into ``liveness``, a plan kept when it is the group's newest."""
-        if msg.topic() == self.settings.status_topic:
-            apply_record(self.liveness, msg.key(), msg.value())
-            return
-        key = msg.key()
-        if key is None:
-            return
-        group = key.decode("utf-8", "replace")
-        if msg.value() is None:
-            self.plans.pop(group, None)
-            return
-        found = newest_of([(group, msg.value())]).get(group)
-        if found is not None and (group not in self.plans or found.version > self.plans[group].version):
-            self.plans[group] = found
-
-    def close(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
 
 
 class Watcher:
@@ -132,7 +50,9 @@ class Watcher:
         self.timeout = timeout
         self.check_interval = check_interval
         self.retry_after = retry_after
-        self.follower = TopicFollower(config, settings, timeout)
+        self.follower = TopicFollower(
+            config, settings.plan_topic, settings.status_topic, settings.session_timeout_ms, timeout
+        )
         self.handled: dict[tuple[Any, ...], float] = {}  # change -> when it was handled (monotonic)
         self.failed: dict[tuple[Any, ...], float] = {}  # change -> when to try again
 
@@ -162,8 +82,6 @@ class Watcher:
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Watch until ``stop`` is set (or forever)."""
-        from ..store import AuditStore
-
         stop = stop or threading.Event()
         while not self.follower.start():
             self.log(f"waiting for the plans topic {self.settings.plan_topic} to exist")
