@@ -16,7 +16,8 @@ switches under load; seconds from ``kill -9`` to a plan without the dead instanc
 The broker is the tests' one (scripts/brokerctl.py, LAGASSIGN_BROKER, default kafka4: Apache
 Kafka 4; instance ``test``, never the demo's), stopped at the end if this script started it;
 the faults that stop a broker stop a second broker of the same kind of this script's own.
-Usage: bench/faults.py [--no-spark] [--no-airflow] [--only planning|following] [--json FILE]
+Usage: bench/faults.py [--no-spark] [--no-airflow] [--only planning|following] [--json FILE] [--private]
+(``--private``: a fresh broker of the bench's own on free ports, so that no test run shares it.)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -78,13 +80,17 @@ def main() -> int:
     ap.add_argument("--no-airflow", action="store_true", help="skip the Airflow triggerer scenario (~3 min)")
     ap.add_argument("--only", choices=("planning", "following"), help="one half of the table")
     ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument(
+        "--private", action="store_true", help="a fresh broker of the bench's own, not the tests' one"
+    )
     args = ap.parse_args()
 
     os.environ.setdefault("LAGASSIGN_BROKER_INSTANCE", "test")  # not the demo's broker
     kind = brokerctl.kind_from_env(default="kafka4")
     os.environ["LAGASSIGN_BROKER"] = kind  # what the scenarios start (workers, watchers) uses it too
-    already = brokerctl.running(kind)
-    broker = brokerctl.start(kind)
+    private = Path(tempfile.mkdtemp(prefix=f"lagassign-faults-{kind}-")) if args.private else None
+    already = private is not None or brokerctl.running(kind)
+    broker = brokerctl.start_private(kind, private) if private is not None else brokerctl.start(kind)
     outcomes: list[fk.Outcome] = []
     try:
         with tempfile.TemporaryDirectory(prefix="lagassign-faults-") as tmp_name:
@@ -129,6 +135,9 @@ def main() -> int:
                     outcomes.append(step())
                     print(f"# {outcomes[-1].fault}: {time.monotonic() - started:.1f}s", file=sys.stderr)
     finally:
+        if private is not None:
+            brokerctl.stop_private(private)
+            shutil.rmtree(private, ignore_errors=True)
         if not already:
             brokerctl.stop(kind)
     print(table(outcomes))
