@@ -3,7 +3,7 @@
 Both engines evaluate every strategy (or ``--strategies``) on one synthetic snapshot
 (``scripts/make_snapshot.py --groups N --seed S``) in the same run, one after the other, and
 the benchmark prints their wall times and the ratio Spark / in-process. The in-process side is
-``lagassign.pipeline.evaluation.run_local`` (one core, this process); the Spark side is the
+``lagassign.evaluation.run_local`` (one core, this process); the Spark side is the
 real ``spark-submit`` of ``spark_jobs/evaluate_groups.py`` (``run_spark_evaluation``), timed
 from the command to its exit, with the job's own phases (start, read, evaluate, check) and the
 CPU seconds and peak RSS of its processes by role. Both outputs are compared row for row (the
@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from lagassign.pipeline.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
+from lagassign.evaluation import EvaluationParams, run_local, write_params  # noqa: E402
 from lagassign.spark.archive import main as record_archive  # noqa: E402
 from lagassign.spark.submit import submit_command  # noqa: E402
 from lagassign.tables.evaluations import EvaluationError, read_evaluation_rows, read_summary  # noqa: E402
@@ -152,7 +152,7 @@ def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: in
         use = resource.getrusage(resource.RUSAGE_CHILDREN)
         return use.ru_utime + use.ru_stime
 
-    from lagassign.pipeline.evaluation import EvaluationParams as Params
+    from lagassign.evaluation import EvaluationParams as Params
     from lagassign.spark.tasks import plan_tasks
     from lagassign.tables.evaluations import EVALUATIONS, clear_output, make_summary, write_summary
 

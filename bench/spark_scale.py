@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import sparkcluster  # noqa: E402
 from lagassign.core.synthetic import generate_cases  # noqa: E402
-from lagassign.pipeline.evaluation import EvaluationParams, write_params  # noqa: E402
+from lagassign.evaluation import EvaluationParams, write_params  # noqa: E402
 from lagassign.spark.archive import main as record_archive  # noqa: E402
 from lagassign.spark.submit import run_spark_evaluation  # noqa: E402
 from lagassign.tables.snapshot import (  # noqa: E402

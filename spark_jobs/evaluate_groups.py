@@ -2,7 +2,7 @@
 
     spark-submit --py-files var/lagassign.zip spark_jobs/evaluate_groups.py PARAMS.json
 
-PARAMS.json (``lagassign.pipeline.evaluation.EvaluationParams``): {"snapshot": DIR, "out": DIR,
+PARAMS.json (``lagassign.evaluation.EvaluationParams``): {"snapshot": DIR, "out": DIR,
 "strategies": [...] | null, "max_moves": N | null, "count_slack": N | null,
 "partitions": N | null, "output_files": N | null}. Parameters come only from this file.
 
@@ -38,7 +38,7 @@ from typing import Any
 
 import lagassign
 import pyarrow.parquet as pq
-from lagassign.pipeline.evaluation import load_params
+from lagassign.evaluation import load_params
 from lagassign.spark.submit import output_check
 from lagassign.spark.tasks import Plan, freeze_survivors, part_name, plan_tasks, run_task
 from lagassign.tables.evaluations import (

@@ -16,11 +16,12 @@ ALLOWED = {
     "tables": {"core"},
     "kafka": {"core", "tables", "store"},
     "store": {"core"},
-    "spark": {"core", "tables", "pipeline"},
-    "pipeline": {"core", "tables", "kafka", "spark", "store"},
+    "evaluation": {"core", "tables"},
+    "spark": {"core", "tables", "evaluation"},
+    "pipeline": {"core", "tables", "evaluation", "kafka", "spark", "store"},
     "client": {"core", "kafka"},
-    "cli": {"core", "tables", "kafka", "pipeline", "store", "spark", "cli"},
-    "workflow": {"core", "tables", "kafka", "pipeline", "spark", "store"},
+    "cli": {"core", "tables", "evaluation", "kafka", "pipeline", "store", "spark", "cli"},
+    "workflow": {"core", "tables", "evaluation", "kafka", "pipeline", "spark", "store"},
 }
 #: Third-party packages the pure core must never touch.
 EDGE_PACKAGES = (

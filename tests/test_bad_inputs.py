@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from lagassign.core.errors import LagassignError
 from lagassign.core.synthetic import generate_case
+from lagassign.evaluation import evaluate_snapshot
 from lagassign.pipeline import ParamsError, PlanParams
-from lagassign.pipeline.evaluation import evaluate_snapshot
 from lagassign.tables.synthetic import write_snapshot
 
 LAGASSIGN = str(Path(sys.executable).parent / "lagassign")

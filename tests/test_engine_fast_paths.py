@@ -17,7 +17,7 @@ from lagassign.core.evaluate import evaluate_group, respects_subscriptions, run_
 from lagassign.core.results import GroupEvaluation, PairTexts, StrategyResult
 from lagassign.core.strategies import strategy_names
 from lagassign.core.synthetic import generate_cases
-from lagassign.pipeline.evaluation import evaluate_group_columns, evaluate_group_rows
+from lagassign.evaluation import evaluate_group_columns, evaluate_group_rows
 from lagassign.tables.evaluations import (
     FIELDS,
     _column_array,

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from lagassign.core.results import GroupEvaluation
 from lagassign.core.synthetic import SHAPES, generate_case
-from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
+from lagassign.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
 from lagassign.spark.submit import (
     JAVA_HOME,
     build_pyfiles,
@@ -377,7 +377,7 @@ def test_library_zip_is_importable_and_rebuilt_only_when_stale(tmp_path):
     zip_path = build_pyfiles(tmp_path / "lagassign.zip")
     stamp = zip_path.stat().st_mtime_ns
     assert build_pyfiles(zip_path).stat().st_mtime_ns == stamp
-    code = "import lagassign.pipeline.evaluation, lagassign.spark.submit; print(lagassign.__file__)"
+    code = "import lagassign.evaluation, lagassign.spark.submit; print(lagassign.__file__)"
     env = {**os.environ, "PYTHONPATH": str(zip_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     # imported from the bytecode beside each source (no process compiles the library again)

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from lagassign.core.case import parse_case
-from lagassign.pipeline.evaluation import evaluate_snapshot
+from lagassign.evaluation import evaluate_snapshot
 from lagassign.pipeline.inflow import add_inflow
 from lagassign.store import AuditStore
 from lagassign.tables.snapshot import Snapshot, partition_lag_seconds, read_snapshot

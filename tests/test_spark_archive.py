@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import pytest
-from lagassign.pipeline.evaluation import EvaluationParams, write_params
+from lagassign.evaluation import EvaluationParams, write_params
 from lagassign.spark import archive
 from lagassign.spark.submit import DRIVER_OPTIONS_KEY, JVM_OPTIONS, spark_conf, spark_env, submit_command
 from lagassign.tables.evaluations import read_summary

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from lagassign.pipeline.evaluation import EvaluationParams, evaluate_snapshot, write_params
+from lagassign.evaluation import EvaluationParams, evaluate_snapshot, write_params
 from lagassign.spark.submit import run_spark_evaluation
 from lagassign.tables.evaluations import read_evaluations, read_summary
 from lagassign.tables.synthetic import write_snapshot

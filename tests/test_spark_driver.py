@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lagassign.pipeline.evaluation import EvaluationParams, run_local
+from lagassign.evaluation import EvaluationParams, run_local
 from lagassign.spark import tasks
 from lagassign.spark.submit import output_check
 from lagassign.spark.tasks import estimated_cost, file_layout, group_costs, plan_tasks, run_task

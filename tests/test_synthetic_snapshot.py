@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 from lagassign.core.synthetic import HUGE_PARTITIONS, generate_cases
-from lagassign.pipeline.evaluation import evaluate_snapshot
+from lagassign.evaluation import evaluate_snapshot
 from lagassign.tables.snapshot import arrow_schemas
 from lagassign.tables.synthetic import generate_snapshot
 

@@ -140,7 +140,7 @@ def test_subscribed_members_are_described(module_kit: Kit, cluster: dict, tmp_pa
     assert len(_rows(snap, group)) == 6
     # what the group runs reaches its evaluation, the audit trail and `plans show`
     from lagassign.cli.plans import plan_text
-    from lagassign.pipeline.evaluation import evaluate_snapshot
+    from lagassign.evaluation import evaluate_snapshot
     from lagassign.store import AuditStore
 
     [evaluation] = evaluate_snapshot(snap.write(tmp_path / "snapshot"), ["range", "lag", "current"])

@@ -156,7 +156,7 @@ def test_consumer_protocol_members_are_read_with_racks_subscriptions_and_targets
 
     # evaluated like every group; uniform's row is the broker's choice on every surface
     from lagassign.cli.plans import plan_text, with_kafka_choice
-    from lagassign.pipeline.evaluation import evaluate_snapshot
+    from lagassign.evaluation import evaluate_snapshot
     from lagassign.store import AuditStore
 
     folder = snap.write(tmp_path / "snapshot")

@@ -1,8 +1,9 @@
 """The planning run, shared by ``lagassign plan`` and the Airflow tasks, and the failover step.
 
 ``params`` (what a run is asked to do), ``steps`` (snapshot, evaluate, record, gate),
-``publish`` (publish and reconcile), ``evaluation`` (the in-process engine and the Spark job's
-parameters), ``failover`` (one group's new plan after a membership change).
+``publish`` (publish and reconcile), ``failover`` (one group's new plan after a membership
+change), ``watch`` (``lagassign watch``'s loop). The evaluation engines live a layer below
+(``lagassign.evaluation``), where Spark's tasks may import them.
 """
 
 from .params import ParamsError, PlanParams, base_dir, run_dir

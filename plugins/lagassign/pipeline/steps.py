@@ -88,7 +88,7 @@ def snapshot_step(
 
 def evaluation_params(snapshot: str | Path, out: str | Path, params: PlanParams) -> Any:
     """What the evaluation engines (in-process or the Spark job) are asked to do."""
-    from .evaluation import EvaluationParams
+    from ..evaluation import EvaluationParams
 
     return EvaluationParams(
         str(snapshot),
@@ -109,7 +109,7 @@ def evaluate_step(
 ) -> dict[str, Any]:
     """Evaluate every requested strategy for every group, in this process or (``spark_master``)
     with spark-submit; the evaluations land in ``out`` either way. Returns the run's summary."""
-    from .evaluation import run_local, write_params
+    from ..evaluation import run_local, write_params
 
     job = evaluation_params(snapshot, out, params)
     if spark_master:

@@ -75,7 +75,7 @@ def build_archive(force: bool = False, timeout: float = 300) -> Path:
     """Record the driver JVM's archive (one evaluation of a tiny synthetic snapshot with
     ``spark-submit``); returns its path. An archive already there for this fingerprint is kept
     unless ``force``."""
-    from ..pipeline.evaluation import EvaluationParams, write_params
+    from ..evaluation import EvaluationParams, write_params
     from ..tables.synthetic import generate_snapshot
     from .submit import DRIVER_OPTIONS_KEY, JVM_OPTIONS, pyfiles_path, spark_env, submit_command
 

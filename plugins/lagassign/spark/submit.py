@@ -4,7 +4,7 @@ Submitting (driver side; the CLI, the tests and Airflow's SparkSubmitOperator us
 pieces from ``spark_submit_settings``):
 
 * application: ``spark_jobs/evaluate_groups.py`` (env ``LAGASSIGN_SPARK_APP`` overrides);
-  its only argument is a params file (``lagassign.pipeline.evaluation.EvaluationParams`` as JSON);
+  its only argument is a params file (``lagassign.evaluation.EvaluationParams`` as JSON);
 * py-files: a zip of the ``lagassign`` package (``build_pyfiles``), how the library reaches
   executors on a cluster; rebuilt only when a source file changed. Executors also need the
   library's dependencies (numpy, pandas, pyarrow) in their Python;
@@ -253,7 +253,7 @@ def run_spark_evaluation(
 
     spark-submit's output is captured; on failure its last lines are in the error.
     """
-    from ..pipeline.evaluation import load_params
+    from ..evaluation import load_params
     from ..tables.evaluations import read_summary
 
     params = load_params(params_file)

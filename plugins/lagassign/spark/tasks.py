@@ -12,7 +12,7 @@ the costliest tasks come first, and Spark launches a stage's tasks in index orde
 
 Executor side (``run_task``): a task reads only its groups' rows with pyarrow (the row groups
 its ranges touch, as one table), and evaluates each group through
-``lagassign.pipeline.evaluation.evaluate_group_columns``, the in-process engine's function,
+``lagassign.evaluation.evaluate_group_columns``, the in-process engine's function,
 given what the in-process reader gives it: the group's partitions as column lists (the table's
 columns made lists once, then sliced per group) and its members as rows (a column older
 snapshots lack is absent). It writes its evaluations as the in-process engine does
@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 
 from ..core.model import gc_paused
 from ..core.results import GroupEvaluation
-from ..pipeline.evaluation import evaluate_group_columns
+from ..evaluation import evaluate_group_columns
 from ..tables.evaluations import EVALUATIONS, EvaluationError, arrow_schema, evaluation_table
 from ..tables.snapshot import (
     GROUP_COLUMNS,

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.errors import LagassignError
 from ..core.explain import hint
+from ..evaluation import write_params
 from ..pipeline import (
     PlanParams,
     base_dir,
@@ -21,7 +22,6 @@ from ..pipeline import (
     run_dir,
     snapshot_step,
 )
-from ..pipeline.evaluation import write_params
 from ..spark.submit import build_pyfiles
 from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
