@@ -595,10 +595,30 @@ def running(kind: str) -> bool:
     return _read_pid(state_dir(kind), "noida" if kind == "noida" else "kafka") is not None
 
 
+def _port_open(bootstrap: str) -> bool:
+    import socket
+
+    host, port_text = bootstrap.rsplit(":", 1)
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((host, int(port_text))) == 0
+
+
 def start(kind: str, fresh: bool = False) -> Broker:
-    """Start the broker (unless it already runs) and wait until it answers."""
+    """Start the broker (unless it already runs) and wait until it answers. A broker of another
+    checkout that already answers on this kind's ports is used as it is (said on stderr); any
+    other listener there is an error in one line."""
+    broker = describe(kind)
     if running(kind):
-        broker = describe(kind)
+        wait_ready(broker, timeout=30)
+        return broker
+    if _port_open(broker.bootstrap):
+        if not answers(broker, timeout=5):
+            raise BrokerError(f"{broker.bootstrap} is taken by something that is not a Kafka broker")
+        print(
+            f"broker: a {kind} broker this checkout did not start answers at {broker.bootstrap}; using it",
+            file=sys.stderr,
+        )
         wait_ready(broker, timeout=30)
         return broker
     stop(kind)  # half-started leftovers
