@@ -13,7 +13,10 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the command line starts without the pipeline
+    from ..pipeline.ports import AuditTrailPort
 
 _DB_HELP = (
     "audit store URL (default: $LAGASSIGN_DB_URL, else sqlite:///$AIRFLOW_HOME/lagassign.db, "
@@ -114,7 +117,7 @@ def _read(args: argparse.Namespace, query: Callable[[Any], Any]) -> Any:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    def query(store: Any) -> list[dict[str, Any]]:
+    def query(store: AuditTrailPort) -> list[dict[str, Any]]:
         found = store.list_plans(
             group=args.group, since=args.since, until=args.until, limit=args.limit, cluster=args.cluster
         )
@@ -155,7 +158,7 @@ def _plan_id(text: str) -> int | None:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    def query(store: Any) -> dict[str, Any]:
+    def query(store: AuditTrailPort) -> dict[str, Any]:
         if args.id is not None:
             return store.get_plan(args.id)
         newest = store.list_plans(limit=1)

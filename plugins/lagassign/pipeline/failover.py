@@ -24,6 +24,7 @@ from ..core.clock import parse_utc
 from ..core.failover import MembershipChange, membership_change, plan_failover
 from ..core.gate import GateDecision
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from .ports import PlanningStore, PublishingStore
 
 Log = Callable[[str], None]
 
@@ -58,7 +59,7 @@ def declared_group(settings: FailoverSettings, group: str) -> Any:
 
 
 def failover_step(
-    store: Any,
+    store: PlanningStore,
     kafka_config: Mapping[str, Any],
     group: str,
     settings: FailoverSettings,
@@ -179,7 +180,13 @@ def _snapshot(
 
 
 def _publish(
-    store: Any, topic: Any, plan_id: int, group: str, planned: Any, in_force: Any, snapshot_at: Any
+    store: PublishingStore,
+    topic: Any,
+    plan_id: int,
+    group: str,
+    planned: Any,
+    in_force: Any,
+    snapshot_at: Any,
 ) -> Any:
     """Decide and carry out the publication of the failover plan, through the ledger."""
     from ..core.plans import normalize_members

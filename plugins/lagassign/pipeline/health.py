@@ -38,6 +38,7 @@ from ..core.health import (
 from ..core.liveness import Liveness
 from ..core.outcome import outcome_of
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from .ports import GroupsStore, HealthPort
 
 Log = Callable[[str], None]
 #: An alert as a notifier receives it (``Alert.payload``); raising means not delivered.
@@ -315,7 +316,7 @@ def _instance_row(i: InstanceInput) -> dict[str, Any]:
 
 
 def build_overview(
-    view: Any, store: Any | None, settings: HealthSettings, last_plans: bool = True
+    view: Any, store: GroupsStore | None, settings: HealthSettings, last_plans: bool = True
 ) -> Overview:
     """Judge every group ``view`` saw, with the store's observations of the window (none without
     a store), and add each group's last plan and its outcome."""
@@ -366,7 +367,7 @@ def group_row(
     }
 
 
-def plan_outcomes(store: Any, cluster: str, groups: Iterable[str]) -> dict[str, dict[str, Any]]:
+def plan_outcomes(store: GroupsStore, cluster: str, groups: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Each group's last plan on ``cluster``: id, time, trigger, outcome badge and reason."""
     newest = store.last_plans(cluster, groups)
     if not newest:
@@ -416,7 +417,7 @@ def sort_rows(rows: list[dict[str, Any]], by: str, reverse: bool = False) -> lis
     return sorted(rows, key=keys[by], reverse=reverse)
 
 
-def stored_overview(store: Any, cluster: str | None = None) -> Overview | None:
+def stored_overview(store: GroupsStore, cluster: str | None = None) -> Overview | None:
     """What the health job recorded last (newest cluster when none is named), for when the
     cluster cannot be read now; None when nothing was recorded."""
     if cluster is None:
@@ -465,7 +466,7 @@ def stored_overview(store: Any, cluster: str | None = None) -> Overview | None:
 # -- the health job ----------------------------------------------------------------------------
 
 
-def record(store: Any, view: Any, ov: Overview, settings: HealthSettings) -> dict[str, int]:
+def record(store: HealthPort, view: Any, ov: Overview, settings: HealthSettings) -> dict[str, int]:
     """Keep this observation (the rules' window) and every group's status and figures."""
     rows = [
         (r["group"], r["topic"], int(r["partition"]), r.get("end"), r.get("committed"), r.get("lag"), owner)
@@ -509,7 +510,7 @@ def status_figures(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def status_alerts(store: Any, ov: Overview, partial: bool = False) -> list[Alert]:
+def status_alerts(store: HealthPort, ov: Overview, partial: bool = False) -> list[Alert]:
     """The status changes due (``core.health.changes`` against the stored last statuses), and
     the new last statuses kept. ``partial``: the overview covers some groups only (a regex):
     groups it does not cover are not forgotten."""
@@ -537,7 +538,7 @@ def _status_alert(cluster: str, c: Change, at: datetime) -> Alert:
 
 
 def failover_alerts(
-    store: Any, cluster: str, now: datetime, lookback: timedelta = FAILOVER_LOOKBACK
+    store: GroupsStore, cluster: str, now: datetime, lookback: timedelta = FAILOVER_LOOKBACK
 ) -> list[Alert]:
     """Every failover plan on ``cluster`` of the last ``lookback`` not sent yet, one per group."""
     plans = [
@@ -600,7 +601,7 @@ def webhook_sender(url: str, timeout: float = 10.0) -> Send:
 
 
 def send_alerts(
-    store: Any, alerts: Iterable[Alert], send: Send | None, log: Log | None = None
+    store: HealthPort, alerts: Iterable[Alert], send: Send | None, log: Log | None = None
 ) -> dict[str, int]:
     """Claim each alert (skipped when claimed before, by this run or another) and hand it to
     ``send``. An alert the notifier refused stays recorded with its error (the group's page shows
@@ -636,7 +637,7 @@ def send_alerts(
 
 
 def health_step(
-    store: Any,
+    store: GroupsStore,
     config: Mapping[str, Any],
     settings: HealthSettings,
     send: Send | None = None,
@@ -648,7 +649,7 @@ def health_step(
 
 
 def health_run(
-    store: Any,
+    store: GroupsStore,
     config: Mapping[str, Any],
     settings: HealthSettings,
     send: Send | None = None,

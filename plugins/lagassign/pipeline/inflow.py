@@ -18,11 +18,14 @@ from typing import Any
 
 from ..core.clock import parse_utc
 from ..core.inflow import MIN_SPAN_S, Point, Position, inflow_rates, lag_seconds, saturated_capacity
+from .ports import OffsetHistoryPort
 
 Log = Callable[[str], None]
 
 
-def add_inflow(store: Any, plan_id: int | None, snap: Any, log: Log | None = None) -> dict[str, Any]:
+def add_inflow(
+    store: OffsetHistoryPort, plan_id: int | None, snap: Any, log: Log | None = None
+) -> dict[str, Any]:
     """Fill ``rate`` and ``lag_s`` of ``snap``'s partition rows and the capacity of members that
     state none (a ``tables.snapshot.Snapshot``, changed in place, not written) from the
     history, then record its offsets; returns counts: partitions observed, with a rate, group
@@ -73,7 +76,7 @@ def _member_id(row: dict[str, Any]) -> str:
     return str(row.get("instance_id") or row.get("member_id"))
 
 
-def _capacities(store: Any, plan_id: int | None, snap: Any, cluster: Any, at: datetime) -> int:
+def _capacities(store: OffsetHistoryPort, plan_id: int | None, snap: Any, cluster: Any, at: datetime) -> int:
     """Fill the capacity of members that state none from their commit rate while saturated;
     record every group partition's committed offset, lag and owner. Returns how many filled."""
     ok = {g["group"] for g in snap.groups if not g.get("error")}

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..core.clock import parse_utc
 from ..core.health import SEVERITY, STATUSES
+from .ports import AuditTrailPort
 
 PLAN_RUNS = 50
 OUTCOME_KINDS = (
@@ -45,7 +46,7 @@ OUTCOME_KINDS = (
 )
 
 
-def plan_runs(store: Any, cluster: str, limit: int = PLAN_RUNS) -> list[dict[str, Any]]:
+def plan_runs(store: AuditTrailPort, cluster: str, limit: int = PLAN_RUNS) -> list[dict[str, Any]]:
     """The outcome of every group of the last ``limit`` plan runs on ``cluster``."""
     from ..core.outcome import outcome_of
 
@@ -53,8 +54,8 @@ def plan_runs(store: Any, cluster: str, limit: int = PLAN_RUNS) -> list[dict[str
     details = store.plan_details(p["id"] for p in plans)
     out = []
     for p in plans:
-        plan = details.get(p["id"])
-        for g in (plan or {}).get("groups", []):
+        plan = details.get(p["id"], {})
+        for g in plan.get("groups", []):
             o = outcome_of(plan, g)
             out.append({"plan_id": p["id"], "group": g["group"], "trigger": p["trigger"], "outcome": o.kind})
     return out

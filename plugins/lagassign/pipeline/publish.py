@@ -16,12 +16,13 @@ from typing import Any
 from ..core.gate import GateDecision
 from ..core.topics import PLAN_TOPIC
 from .params import PlanParams
+from .ports import AuditTrailPort, LedgerPort, PublishingStore
 
 Log = Callable[[str], None]
 
 
 def publish_step(
-    store: Any,
+    store: PublishingStore,
     plan_id: int,
     decisions: Iterable[GateDecision | Mapping[str, Any]],
     kafka_config: Mapping[str, Any] | None,
@@ -69,7 +70,7 @@ def publish_step(
 
 
 def _publish_facts(
-    store: Any,
+    store: PublishingStore,
     plan: Mapping[str, Any],
     go: list[GateDecision],
     kafka_config: Mapping[str, Any] | None,
@@ -123,7 +124,9 @@ def _publish_facts(
     return facts
 
 
-def same_cluster(store: Any, plan: Mapping[str, Any], kafka_config: Mapping[str, Any], timeout: float) -> str:
+def same_cluster(
+    store: AuditTrailPort, plan: Mapping[str, Any], kafka_config: Mapping[str, Any], timeout: float
+) -> str:
     """The cluster the connection reaches, which must be the plan's: a plan made on one cluster
     (staging) is never published on another (production). A plan of unknown cluster takes it."""
     from ..core.clusters import cluster_label
@@ -187,7 +190,7 @@ RECONCILE_AFTER = timedelta(minutes=5)
 
 
 def reconcile_step(
-    store: Any,
+    store: LedgerPort,
     kafka_config: Mapping[str, Any],
     plan_topic: str = PLAN_TOPIC,
     log: Log = print,

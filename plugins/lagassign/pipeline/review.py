@@ -19,6 +19,7 @@ from ..core.gate import GateDecision
 from ..core.results import EVALUATION_KEYS
 from ..core.topics import PLAN_TOPIC
 from .params import ParamsError, PlanParams
+from .ports import PublishingStore
 from .publish import publish_step
 
 Log = Callable[[str], None]
@@ -51,7 +52,7 @@ def reviewed_decision(group: Mapping[str, Any], plan_id: int, user: str | None) 
 
 
 def publish_reviewed(
-    store: Any,
+    store: PublishingStore,
     kafka_config: Mapping[str, Any] | None,
     plan_id: int,
     group: str,
@@ -106,7 +107,7 @@ def publish_reviewed(
 
 
 def roll_back(
-    store: Any,
+    store: PublishingStore,
     kafka_config: Mapping[str, Any] | None,
     group: str,
     version: int,
@@ -208,7 +209,7 @@ def record_of(group: str, version: int, dry_run: bool) -> dict[str, Any]:
 
 
 def refused(
-    store: Any,
+    store: PublishingStore,
     record: Mapping[str, Any],
     why: str,
     user: str | None,

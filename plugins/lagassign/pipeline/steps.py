@@ -15,12 +15,13 @@ from ..core.clock import parse_utc
 from ..core.gate import GateDecision, decide_all
 from ..core.results import GroupEvaluation
 from .params import PlanParams
+from .ports import AuditTrailPort, PlanningStore
 
 Log = Callable[[str], None]
 
 
 def snapshot_step(
-    store: Any,
+    store: PlanningStore,
     plan_id: int,
     kafka_config: Mapping[str, Any],
     params: PlanParams,
@@ -123,7 +124,9 @@ def evaluate_step(
     return summary
 
 
-def record_step(store: Any, plan_id: int, evaluations: str | Path, log: Log = print) -> list[GroupEvaluation]:
+def record_step(
+    store: AuditTrailPort, plan_id: int, evaluations: str | Path, log: Log = print
+) -> list[GroupEvaluation]:
     """Read the evaluations (from either engine) and put them in the audit trail."""
     from ..tables.evaluations import read_evaluations
 
@@ -137,7 +140,11 @@ def record_step(store: Any, plan_id: int, evaluations: str | Path, log: Log = pr
 
 
 def gate_step(
-    store: Any, plan_id: int, evaluated: Iterable[GroupEvaluation], params: PlanParams, log: Log = print
+    store: AuditTrailPort,
+    plan_id: int,
+    evaluated: Iterable[GroupEvaluation],
+    params: PlanParams,
+    log: Log = print,
 ) -> list[GateDecision]:
     """The gate's decision per group, each recorded with its reason, go or stop."""
     usable = [e for e in evaluated if not e.error]

@@ -20,6 +20,8 @@ from typing import Any
 
 from airflow.listeners import hookimpl
 
+from ..pipeline.ports import AuditTrailPort
+
 log = logging.getLogger("lagassign")
 
 DAG_IDS = ("lagassign_rebalance", "lagassign_daily", "lagassign_review", "lagassign_failover")
@@ -42,7 +44,7 @@ def run_note(plans: Iterable[Mapping[str, Any]], prefix: str = "/lagassign/plans
     return note if len(note) <= MAX_NOTE else note[: MAX_NOTE - 1] + "…"
 
 
-def plans_of(store: Any, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+def plans_of(store: AuditTrailPort, dag_id: str, run_id: str) -> list[dict[str, Any]]:
     """The plans a run recorded: its own run id, or ``run_id:group`` (failover, one per group)."""
     recent = store.list_plans(limit=500)
     ids = [

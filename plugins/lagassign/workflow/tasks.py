@@ -22,6 +22,7 @@ from ..pipeline import (
     run_dir,
     snapshot_step,
 )
+from ..pipeline.ports import AuditTrailPort
 from ..spark.submit import build_pyfiles
 from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
@@ -120,7 +121,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object,
     folder = run_dir(base_dir(), plan_id)
     folder.mkdir(parents=True, exist_ok=True)
     build_pyfiles()  # what --py-files ships to Spark executors; rebuilt only when stale
-    run = {
+    run: dict[str, Any] = {
         "plan_id": plan_id,
         "params": plan_params.record(),
         "snapshot": str(folder / "snapshot"),
@@ -302,7 +303,7 @@ def review(
 
 
 def _refused(
-    store: Any, record: Mapping[str, Any], problem: str, user: str | None, dag_id: str, run_id: str
+    store: AuditTrailPort, record: Mapping[str, Any], problem: str, user: str | None, dag_id: str, run_id: str
 ) -> None:
     """A review run that cannot start still leaves its trace: a failed plan saying why."""
     new_id = store.start_plan("manual", user, dag_id, run_id, dict(record))

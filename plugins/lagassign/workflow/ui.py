@@ -39,6 +39,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from ..pipeline.ports import AuditTrailPort, PublishingStore
 from . import plans_page
 from .guard import NONE, OVERRIDE, publish_guard
 
@@ -232,7 +233,9 @@ def plans_list(
     size, start = parse_page(limit, offset)
     filters = parse_filters(group, since, until, size)
 
-    def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[Any, Any]]:
+    def query(
+        store: PublishingStore,
+    ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[Any, Any]]:
         plans = store.list_plans(**{**filters, "limit": filters["limit"] + 1}, offset=start)
         ids = [p["id"] for p in plans]
         return plans, store.plan_details(ids), store.max_catch_up(ids)
@@ -286,7 +289,7 @@ def plan_view(request: Request, plan_id: int, dag: str | None = None, run: str |
     allows now (stale and held checked at render time), what changed, chart, metrics, members
     and moves. ``dag`` and ``run``: a run an action just triggered (its notice)."""
 
-    def query(store: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    def query(store: PublishingStore) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         plan = store.get_plan(plan_id)
         names = [g["group"] for g in plan["groups"]]
         return plan, store.previous_groups(plan_id, names), store.ledger_state(names, plan.get("cluster"))
@@ -407,7 +410,7 @@ def group_history(request: Request, group: str | None = None) -> Response:
     if not group or not group.strip():
         raise BadRequest("name a group: /history?group=GROUP (the list links each group's history)")
 
-    def query(store: Any) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    def query(store: PublishingStore) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
         rows = store.group_history(group)
         return rows, store.plan_details(r["plan_id"] for r in rows)
 
@@ -561,7 +564,7 @@ async def _action(request: Request, dag_id: str, make_conf: Any) -> Response:
     if not group:
         return _error(request, 400, "group is required")
 
-    def query(store: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def query(store: PublishingStore) -> tuple[dict[str, Any], dict[str, Any]]:
         plan = store.get_plan(plan_id)
         return plan, store.ledger_state([group], plan.get("cluster"))
 
@@ -703,7 +706,7 @@ def run_status(request: Request, dag_id: str, run_id: str) -> Response:
     return JSONResponse(run_state_text(state, plans, answer.get("note")))
 
 
-def plans_of_run(store: Any, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+def plans_of_run(store: AuditTrailPort, dag_id: str, run_id: str) -> list[dict[str, Any]]:
     """The plans a run recorded (newest plans first; a run records one, a few at most)."""
     recent = store.list_plans(limit=200)
     ids = [p["id"] for p in recent if p.get("dag_id") == dag_id and p.get("run_id") == run_id]
