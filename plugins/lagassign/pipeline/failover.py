@@ -21,9 +21,21 @@ from typing import Any
 
 from ..core.case import parse_case
 from ..core.clock import parse_utc
+from ..core.clusters import manifest_cluster
 from ..core.failover import MembershipChange, membership_change, plan_failover
 from ..core.gate import GateDecision
+from ..core.plans import normalize_members
+from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.admin import AdminHook
+from ..kafka.applier import Outcome, apply_publication
+from ..kafka.cluster import cluster_of
+from ..kafka.groupsfile import load_groups_file
+from ..kafka.plans import PlanStore
+from ..kafka.snapshot import take_snapshot
+from ..kafka.status import now_ms, read_status
+from .inflow import add_inflow
+from .params import run_dir
 from .ports import PlanningStore, PublishingStore
 
 Log = Callable[[str], None]
@@ -53,7 +65,6 @@ def declared_group(settings: FailoverSettings, group: str) -> Any:
     """The group's entry in the groups file (pinned instances and topics), or None."""
     if not settings.groups_file:
         return None
-    from ..kafka.groupsfile import load_groups_file
 
     return next((g for g in load_groups_file(settings.groups_file) if g.group == group), None)
 
@@ -76,13 +87,6 @@ def failover_step(
     ``seen`` is the change the caller observed (for the record); the step checks the group
     again and publishes nothing when the plan in force already matches the live instances.
     """
-    from ..core.clusters import manifest_cluster
-    from ..kafka.applier import Outcome
-    from ..kafka.cluster import cluster_of
-    from ..kafka.plans import PlanStore
-    from .inflow import add_inflow
-    from .params import run_dir
-
     parameters = {"group": group, "change": seen.describe() if seen else None, **settings.record()}
     plan_id = store.start_plan("failover", triggered_by, dag_id, run_id, parameters)
     try:
@@ -141,8 +145,6 @@ def _change_now(
     timeout: float,
 ) -> MembershipChange | None:
     """The group's membership change as the status topic shows it now (None: nothing to do)."""
-    from ..kafka.status import now_ms, read_status
-
     liveness = read_status(kafka_config, settings.status_topic, timeout, [group], settings.session_timeout_ms)
     return membership_change(
         group,
@@ -164,9 +166,6 @@ def _snapshot(
     timeout: float,
 ) -> Any:
     """A snapshot of this one group, with the plan in force already read."""
-    from ..kafka.admin import AdminHook
-    from ..kafka.snapshot import take_snapshot
-
     return take_snapshot(
         AdminHook(dict(kafka_config), timeout=timeout),
         groups_regex=re.escape(group),
@@ -189,10 +188,6 @@ def _publish(
     snapshot_at: Any,
 ) -> Any:
     """Decide and carry out the publication of the failover plan, through the ledger."""
-    from ..core.plans import normalize_members
-    from ..core.publishing import PublishFacts, decide_publication
-    from ..kafka.applier import apply_publication
-
     result = planned.evaluation.result(planned.chosen)
     assert result is not None and result.assignment is not None
     facts = PublishFacts.now(

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import iso_z, utc_now
+from ..core.errors import LagassignError
 from ..core.health import (
     SEVERITY,
     Change,
@@ -38,6 +39,8 @@ from ..core.health import (
 from ..core.liveness import Liveness
 from ..core.outcome import outcome_of
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.groupsfile import load_groups_file
+from ..kafka.overview import read_cluster
 from .ports import GroupsStore, HealthPort
 
 Log = Callable[[str], None]
@@ -132,9 +135,6 @@ class Alert:
 
 def observe(config: Mapping[str, Any], settings: HealthSettings, timeout: float = 30.0) -> Any:
     """One read of the cluster (``kafka.overview.ClusterView``)."""
-    from ..kafka.groupsfile import load_groups_file
-    from ..kafka.overview import read_cluster
-
     declared = load_groups_file(settings.groups_file) if settings.groups_file else []
     return read_cluster(
         config,
@@ -577,8 +577,6 @@ def webhook_sender(url: str, timeout: float = 10.0) -> Send:
     import urllib.error
     import urllib.request
     from urllib.parse import urlsplit
-
-    from ..core.errors import LagassignError
 
     if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
         raise LagassignError(f"the alert webhook must be an http(s) URL, got {url!r}")

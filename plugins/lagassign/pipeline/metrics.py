@@ -28,6 +28,7 @@ from typing import Any
 
 from ..core.clock import parse_utc
 from ..core.health import SEVERITY, STATUSES
+from ..core.outcome import outcome_of
 from .ports import AuditTrailPort
 
 PLAN_RUNS = 50
@@ -48,8 +49,6 @@ OUTCOME_KINDS = (
 
 def plan_runs(store: AuditTrailPort, cluster: str, limit: int = PLAN_RUNS) -> list[dict[str, Any]]:
     """The outcome of every group of the last ``limit`` plan runs on ``cluster``."""
-    from ..core.outcome import outcome_of
-
     plans = store.list_plans(cluster=cluster, limit=limit)
     details = store.plan_details(p["id"] for p in plans)
     out = []

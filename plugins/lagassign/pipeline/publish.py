@@ -13,8 +13,19 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
+from ..core.clusters import cluster_label
 from ..core.gate import GateDecision
+from ..core.plans import normalize_members
+from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC
+from ..kafka.admin import AdminHook
+from ..kafka.applier import apply_publication
+from ..kafka.cluster import cluster_of
+from ..kafka.errors import PlanError
+from ..kafka.groupsfile import load_groups_file
+from ..kafka.plans import PlanStore
+from ..kafka.snapshot import take_snapshot
+from ..tables.snapshot import describe_changes, group_rows, read_snapshot
 from .params import PlanParams
 from .ports import AuditTrailPort, LedgerPort, PublishingStore
 
@@ -39,9 +50,6 @@ def publish_step(
     ``kafka.applier.apply_publication``: a version is reserved in the ledger, written to the
     topic, then marked published (or failed, with the broker's reason).
     """
-    from ..core.publishing import decide_publication
-    from ..kafka.applier import apply_publication
-
     go = [d if isinstance(d, GateDecision) else GateDecision.from_dict(d) for d in decisions]
     go = [d for d in go if d.go]
     if not go:
@@ -78,10 +86,6 @@ def _publish_facts(
     timeout: float,
 ) -> dict[str, Any]:
     """Per group that passed the gate: what ``decide_publication`` needs, each source read once."""
-    from ..core.plans import normalize_members
-    from ..core.publishing import PublishFacts
-    from ..tables.snapshot import group_rows
-
     evaluations = {(g["group"], r["strategy"]): r for g in plan["groups"] for r in g.get("results", [])}
     rows = group_rows(plan["snapshot_uri"]) if plan.get("snapshot_uri") else {}
     assign = [d.group for d in go if rows.get(d.group, {}).get("kind", "assign") != "subscribe"]
@@ -129,10 +133,6 @@ def same_cluster(
 ) -> str:
     """The cluster the connection reaches, which must be the plan's: a plan made on one cluster
     (staging) is never published on another (production). A plan of unknown cluster takes it."""
-    from ..core.clusters import cluster_label
-    from ..kafka.cluster import cluster_of
-    from ..kafka.errors import PlanError
-
     here = cluster_of(kafka_config, timeout)
     if not plan.get("cluster"):
         store.set_cluster(plan["id"], here)
@@ -154,11 +154,6 @@ def changed_since_snapshot(
 ) -> dict[str, str]:
     """Group -> what changed since the snapshot, for the given groups (read again, now;
     ``plans``: the plans in force, when the caller read the plans topic already)."""
-    from ..kafka.admin import AdminHook
-    from ..kafka.groupsfile import load_groups_file
-    from ..kafka.snapshot import take_snapshot
-    from ..tables.snapshot import describe_changes, read_snapshot
-
     if not snapshot_uri or not groups:
         return {}
     before = {row["group"]: case for row, case in read_snapshot(snapshot_uri) if row["group"] in groups}
@@ -205,8 +200,6 @@ def reconcile_step(
     """
     if not store.pending_publications(settled_after=RECONCILE_AFTER):
         return []
-    from ..kafka.cluster import cluster_of
-    from ..kafka.plans import PlanStore
 
     here = cluster_of(kafka_config, timeout)  # only this cluster's topic can settle them
     pending = store.pending_publications(settled_after=RECONCILE_AFTER, cluster=here)

@@ -15,9 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..core.clock import utc_now
+from ..core.clusters import UNKNOWN_CLUSTER, cluster_label
 from ..core.gate import GateDecision
+from ..core.plans import normalize_members
+from ..core.publishing import PublishFacts, decide_publication
 from ..core.results import EVALUATION_KEYS
 from ..core.topics import PLAN_TOPIC
+from ..kafka.applier import apply_publication
 from .params import ParamsError, PlanParams
 from .ports import PublishingStore
 from .publish import publish_step
@@ -124,12 +129,6 @@ def roll_back(
     The same publishing rules as any plan: the version is reserved in the ledger against the
     version in force (a race with another publisher loses cleanly), "unchanged" when that
     assignment is already in force, a dry run writes nothing."""
-    from ..core.clock import utc_now
-    from ..core.clusters import UNKNOWN_CLUSTER, cluster_label
-    from ..core.plans import normalize_members
-    from ..core.publishing import PublishFacts, decide_publication
-    from ..kafka.applier import apply_publication
-
     here = None
     if kafka_config is not None:
         from ..kafka.cluster import cluster_of
@@ -230,8 +229,6 @@ def rollback_evaluation(
     """A roll back's evaluation for the audit trail: ``current`` is the assignment in force, the
     rolled-back version's strategy its assignment, with partition counts and moves (no lag: a
     roll back takes no snapshot), so its page shows the diff against the plan in force."""
-    from ..core.plans import normalize_members
-
     now = normalize_members(in_force or {}, group)
     then = normalize_members(target, group)
 

@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.clock import parse_utc
+from ..core.clusters import manifest_cluster
 from ..core.gate import GateDecision, decide_all
 from ..core.results import GroupEvaluation
+from ..evaluation import EvaluationParams, run_local, write_params
+from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
+from ..kafka.snapshot import snapshot_to
+from ..tables.evaluations import read_evaluations
+from .inflow import add_inflow
 from .params import PlanParams
 from .ports import AuditTrailPort, PlanningStore
 
@@ -34,9 +40,6 @@ def snapshot_step(
 
     ``timeout`` bounds each Kafka request (retried a few times) so an unreachable cluster
     fails the step in bounded time."""
-    from ..kafka.groupsfile import load_groups_file
-    from ..kafka.snapshot import snapshot_to
-
     declared = load_groups_file(params.groups_file) if params.groups_file else []
     snap = snapshot_to(
         out,
@@ -50,8 +53,6 @@ def snapshot_step(
         **({"timeout": timeout} if timeout else {}),
     )
     manifest = snap.manifest
-    from ..kafka.groupsfile import fill_capacities, load_capacities
-    from .inflow import add_inflow
 
     # capacities the groups file configures, for members whose status records state none
     configured = (
@@ -62,7 +63,6 @@ def snapshot_step(
     known = add_inflow(store, plan_id, snap, log)
     if configured or known["rates"] or known["lag_s"] or known["capacities"]:
         snap.write(out)  # now with rate and lag_s per partition, capacities of members
-    from ..core.clusters import manifest_cluster
 
     store.set_snapshot(plan_id, str(out), parse_utc(manifest.get("snapshot_at")), manifest_cluster(manifest))
     counts = manifest["counts"]
@@ -89,8 +89,6 @@ def snapshot_step(
 
 def evaluation_params(snapshot: str | Path, out: str | Path, params: PlanParams) -> Any:
     """What the evaluation engines (in-process or the Spark job) are asked to do."""
-    from ..evaluation import EvaluationParams
-
     return EvaluationParams(
         str(snapshot),
         str(out),
@@ -110,8 +108,6 @@ def evaluate_step(
 ) -> dict[str, Any]:
     """Evaluate every requested strategy for every group, in this process or (``spark_master``)
     with spark-submit; the evaluations land in ``out`` either way. Returns the run's summary."""
-    from ..evaluation import run_local, write_params
-
     job = evaluation_params(snapshot, out, params)
     if spark_master:
         from ..spark.submit import run_spark_evaluation
@@ -128,8 +124,6 @@ def record_step(
     store: AuditTrailPort, plan_id: int, evaluations: str | Path, log: Log = print
 ) -> list[GroupEvaluation]:
     """Read the evaluations (from either engine) and put them in the audit trail."""
-    from ..tables.evaluations import read_evaluations
-
     evaluated = read_evaluations(evaluations)
     store.record_evaluations(plan_id, evaluated)
     for e in evaluated:

@@ -23,6 +23,7 @@ from airflow.sdk import DAG, Param, TriggerRule, Variable, task
 from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
 from ..core.lag import RESET_POLICIES
 from ..core.strategies import strategy_names
+from ..spark.submit import spark_submit_settings
 from . import tasks
 from .hooks import DEFAULT_CONN_ID
 
@@ -186,8 +187,6 @@ class EvaluateOperator(SparkSubmitOperator):
 
 
 def _spark_operator(kafka_conn_id: str) -> SparkSubmitOperator:
-    from ..spark.submit import spark_submit_settings
-
     # The library zip is (re)built by the start task, not on every parse of the DAG file.
     settings = spark_submit_settings(build=False)
     return EvaluateOperator(

@@ -21,8 +21,11 @@ from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
+from ..kafka.status import now_ms
 from ..pipeline.failover import FailoverSettings
-from .hooks import DEFAULT_CONN_ID, groups_file_or_workers
+from ..pipeline.watch import Watcher
+from . import tasks
+from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, groups_file_or_workers
 
 ASSET_NAME = "lagassign_membership"
 
@@ -71,10 +74,6 @@ class MembershipTrigger(BaseEventTrigger):
         return FailoverSettings(self.plan_topic, self.status_topic, self.session_timeout_ms, self.groups_file)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        from ..kafka.status import now_ms
-        from ..pipeline.watch import Watcher
-        from .hooks import LagassignKafkaHook
-
         config = await asyncio.to_thread(lambda: LagassignKafkaHook(self.kafka_conn_id).get_config())
         watcher = Watcher(config, None, self.settings(), ".", self.groups, log=self.log.info)
         while not await asyncio.to_thread(watcher.follower.start):
@@ -170,8 +169,6 @@ def make_failover_dag(
 
         @task(task_id="failover")
         def failover(**context: Any) -> list[dict]:
-            from . import tasks
-
             payloads = groups_of_events(context.get("triggering_asset_events"))
             names = list(dict.fromkeys([p["group"] for p in payloads] + list(context["params"]["groups"])))
             run = context["dag_run"]

@@ -36,7 +36,29 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from lagassign.core.clock import utc_now
+from lagassign.core.outcome import outcome_of
+from lagassign.kafka.errors import reason
+from lagassign.pipeline.health import build_overview, observe, sort_rows, stored_overview
+from lagassign.pipeline.metrics import exposition, plan_runs
+
 from . import groups_page
+from .plans_page import notice_html
+from .ui import (
+    LoginRequired,
+    _base,
+    _error,
+    _form,
+    _read,
+    _token,
+    airflow_api,
+    detail_text,
+    plans_of_run,
+    require_login,
+    run_state_text,
+    same_origin,
+    trigger_run,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +72,6 @@ RUN_ID = re.compile(r"[A-Za-z0-9_.:+\-]{1,250}")
 
 
 def _now() -> datetime:
-    from lagassign.core.clock import utc_now
-
     return utc_now()
 
 
@@ -123,9 +143,6 @@ class Overviews:
         self.error: str | None = None
 
     def _read(self) -> None:
-        from lagassign.kafka.errors import reason
-        from lagassign.pipeline.health import build_overview, observe
-
         from .health import settings_from_env
 
         try:
@@ -159,8 +176,6 @@ class Overviews:
         return self._stored(), why
 
     def _stored(self) -> Any:
-        from lagassign.pipeline.health import stored_overview
-
         s = store()
         recorded = stored_overview(s) if s is not None else None
         with self.lock:
@@ -187,8 +202,6 @@ def _note(ov: Any, why: str | None) -> str:
 
 
 def _unavailable(request: Request, why: str | None) -> Response:
-    from .ui import _error
-
     message = "no figures to show: the cluster cannot be read from here"
     if why:
         message += f" ({why})"
@@ -207,8 +220,6 @@ async def groups_list(
     order: str | None = None,
 ) -> Response:
     """Every group: status, lag in messages and time, catch-up, consumers, plans."""
-    from lagassign.pipeline.health import sort_rows
-
     ov, why = await asyncio.to_thread(overviews.get)
     if ov is None:
         return _unavailable(request, why)
@@ -221,8 +232,6 @@ async def groups_list(
 @router.get("/groups.json")
 async def groups_json(request: Request) -> Response:
     """The overview as ``lagassign groups --json`` prints it (with partitions)."""
-    from .ui import _error
-
     ov, why = await asyncio.to_thread(overviews.get)
     if ov is None:
         return _error(request, 503, f"no figures: {why}")
@@ -231,8 +240,6 @@ async def groups_json(request: Request) -> Response:
 
 def _group_info(ov: Any, row: dict[str, Any], hours: float) -> groups_page.GroupPage:
     """The group's chart series, plans and failovers, alerts and plan in force, from the store."""
-    from lagassign.core.outcome import outcome_of
-
     info = groups_page.GroupPage(hours=hours)
     s = store()
     if s is None:
@@ -271,8 +278,6 @@ def _group_info(ov: Any, row: dict[str, Any], hours: float) -> groups_page.Group
 
 def run_notice(dag: str | None, run: str | None) -> str:
     """The notice of a run an action of this page triggered (checked values only)."""
-    from .plans_page import notice_html
-
     if dag not in (PLAN_DAG, FAILOVER_DAG) or not run or not RUN_ID.fullmatch(run):
         return ""
     return notice_html(
@@ -316,8 +321,6 @@ async def group_show(
 
 @router.get("/groups/show.json")
 async def group_show_json(request: Request, group: str = Query(..., min_length=1)) -> Response:
-    from .ui import _error
-
     ov, why = await asyncio.to_thread(overviews.get)
     if ov is None:
         return _error(request, 503, f"no figures: {why}")
@@ -331,8 +334,6 @@ async def group_show_json(request: Request, group: str = Query(..., min_length=1
 
 
 async def _trigger(request: Request, dag_id: str, conf_of: Any) -> Response:
-    from .ui import LoginRequired, _error, _form, _token, detail_text, same_origin, trigger_run
-
     if not same_origin(request):
         return _error(request, 403, "actions are accepted only from the groups pages of this server")
     group = (await _form(request)).get("group") or ""
@@ -371,8 +372,6 @@ async def fail_over_now(request: Request) -> Response:
 @router.get("/groups/runs/{dag_id}/{run_id}")
 def run_state(request: Request, dag_id: str, run_id: str) -> Response:
     """A run this page triggered: Airflow's state and its plan's outcome (for the notice)."""
-    from .ui import LoginRequired, _base, _read, _token, airflow_api, plans_of_run, run_state_text
-
     if dag_id not in (PLAN_DAG, FAILOVER_DAG) or not RUN_ID.fullmatch(run_id):
         return JSONResponse({"detail": "not a run of these pages"}, status_code=404)
     token = _token(request)
@@ -397,8 +396,6 @@ metrics_app = FastAPI(title="lagassign metrics", docs_url=None, redoc_url=None, 
 @metrics_app.get("/metrics")
 async def metrics(request: Request) -> Response:
     """The groups' metrics in Prometheus's format (``pipeline.metrics``)."""
-    from lagassign.pipeline.metrics import exposition, plan_runs
-
     if not await _may_scrape(request):
         return JSONResponse(
             {"detail": "an Airflow login or LAGASSIGN_METRICS_TOKEN is required"},
@@ -420,8 +417,6 @@ async def metrics(request: Request) -> Response:
 async def _may_scrape(request: Request) -> bool:
     """The scrape token (constant-time compare), else an Airflow login with website access."""
     from fastapi import HTTPException
-
-    from .ui import LoginRequired, require_login
 
     secret = os.environ.get("LAGASSIGN_METRICS_TOKEN", "")
     auth = request.headers.get("authorization", "")

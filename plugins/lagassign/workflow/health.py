@@ -26,8 +26,9 @@ from datetime import timedelta
 from typing import Any
 
 from ..core.errors import LagassignError
-from ..pipeline.health import DEFAULT_WINDOW_S, HealthSettings
-from .hooks import DEFAULT_CONN_ID
+from ..pipeline.health import DEFAULT_WINDOW_S, HealthSettings, health_step
+from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, open_store
+from .notifiers import notifiers_from_env, sender
 
 
 def _seconds(env: Mapping[str, str], name: str) -> float | None:
@@ -79,10 +80,6 @@ def run_health(
     log: Any = print,
 ) -> dict[str, Any]:
     """One run: the task's body (also callable outside a DAG, e.g. from a test)."""
-    from ..pipeline.health import health_step
-    from .hooks import LagassignKafkaHook, open_store
-    from .notifiers import notifiers_from_env, sender
-
     settings = settings_from_env()
     chosen = [*notifiers, *notifiers_from_env()]
     if not chosen:

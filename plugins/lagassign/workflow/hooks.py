@@ -16,14 +16,12 @@ becomes ``sasl.password``. Set it in the UI, or as an environment variable::
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.sdk import BaseHook
 
 from ..core.errors import LagassignError
-
-if TYPE_CHECKING:
-    from ..store import AuditStore
+from ..store import AuditStore
 
 DEFAULT_CONN_ID = "lagassign_kafka"
 STORE_CONN_ID = "lagassign_db"
@@ -124,8 +122,6 @@ class LagassignStoreHook(BaseHook):
 
 def open_store(create: bool = True) -> AuditStore:
     """The audit store of this Airflow deployment (``LagassignStoreHook`` URL, else the default)."""
-    from ..store import AuditStore  # SQLAlchemy only when a task opens the store
-
     return AuditStore(LagassignStoreHook().url(), create=create)
 
 

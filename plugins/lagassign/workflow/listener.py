@@ -20,6 +20,7 @@ from typing import Any
 
 from airflow.listeners import hookimpl
 
+from ..core.outcome import outcome_of, summary
 from ..pipeline.ports import AuditTrailPort
 
 log = logging.getLogger("lagassign")
@@ -31,8 +32,6 @@ MAX_NOTE = 1000  # Airflow's dag_run_note.content is String(1000)
 def run_note(plans: Iterable[Mapping[str, Any]], prefix: str = "/lagassign/plans/") -> str | None:
     """The note of a run that recorded ``plans`` (one, or one per group for failover): per plan
     a link and its outcomes; None when the run recorded no plan."""
-    from ..core.outcome import outcome_of, summary
-
     lines = []
     for plan in plans:
         outcomes = [(g["group"], outcome_of(plan, g)) for g in plan.get("groups") or ()]

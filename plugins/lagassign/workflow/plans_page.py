@@ -29,6 +29,7 @@ from ..core.explain import hint
 from ..core.inflow import lag_time_text
 from ..core.outcome import Outcome, outcome_of
 from ..core.strategies import cluster_text, kafka_choice
+from ..pipeline.params import PlanParams
 from .guard import OVERRIDE, PRIMARY, Guard, publish_guard
 
 BASELINE = "current"
@@ -582,8 +583,6 @@ _PARAM_LABELS = {
 
 
 def _param_defaults() -> dict[str, Any]:
-    from ..pipeline.params import PlanParams
-
     return {f.name: f.default for f in fields(PlanParams)}
 
 

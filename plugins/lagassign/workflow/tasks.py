@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.errors import LagassignError
 from ..core.explain import hint
+from ..core.outcome import outcome_of, run_succeeded, summary
 from ..evaluation import write_params
 from ..pipeline import (
     PlanParams,
@@ -22,7 +23,9 @@ from ..pipeline import (
     run_dir,
     snapshot_step,
 )
+from ..pipeline.failover import failover_step
 from ..pipeline.ports import AuditTrailPort
+from ..pipeline.review import publish_reviewed, roll_back
 from ..spark.submit import build_pyfiles
 from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
@@ -197,8 +200,6 @@ def conclude(plan: Mapping[str, Any]) -> None:
     """The run's final line: each group's outcome as the pages show it, and the plan's page.
     A run in which a publication was refused or failed fails with that line (its task, then
     its Airflow run, turn red): a run that published nothing never reads as published."""
-    from ..core.outcome import outcome_of, run_succeeded, summary
-
     outcomes = [(g["group"], outcome_of(plan, g)) for g in plan.get("groups") or ()]
     line = f"plan {plan['id']}: {summary(outcomes)}; page {plan_url(plan['id'])}"
     if run_succeeded(o for _, o in outcomes):
@@ -225,8 +226,6 @@ def failover(
     events: list[dict],
 ) -> list[dict]:
     """Run the failover step for each group (one audit plan each); what each one did."""
-    from ..pipeline.failover import failover_step
-
     if not groups:
         _say("failover: no group named by the triggering events or the parameters; nothing to do")
         return []
@@ -260,8 +259,6 @@ def review(
 ) -> dict[str, Any]:
     """The plans page's actions: publish a reviewed plan's group, or roll a group back to a
     version published before."""
-    from ..pipeline.review import publish_reviewed, roll_back
-
     action, group = conf.get("action") or "publish", conf.get("group")
     dry_run = bool(conf.get("dry_run"))
     version: int = conf.get("version") or 0

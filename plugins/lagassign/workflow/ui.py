@@ -39,6 +39,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from lagassign.core.outcome import outcome_of, run_succeeded, summary
+
 from ..pipeline.ports import AuditTrailPort, PublishingStore
 from . import plans_page
 from .guard import NONE, OVERRIDE, publish_guard
@@ -716,8 +718,6 @@ def plans_of_run(store: AuditTrailPort, dag_id: str, run_id: str) -> list[dict[s
 
 def run_state_text(state: str, plans: list[dict[str, Any]], note: str | None = None) -> dict[str, Any]:
     """What a run's notice says: its Airflow state, then its plan's outcome per group."""
-    from lagassign.core.outcome import outcome_of, run_succeeded, summary
-
     done = state in ("success", "failed")
     out: dict[str, Any] = {"state": state, "done": done, "ok": state == "success", "text": state}
     if plans:
