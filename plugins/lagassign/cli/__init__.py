@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import __version__
 from ..core.case import load_case_text, parse_case
 from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group, run_strategy
@@ -97,8 +98,6 @@ _EXTENSIONS: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
     parser = _Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
     parser.add_argument("--version", action="version", version=f"lagassign {__version__}")
     sub = add_commands(parser, "commands")

@@ -16,15 +16,27 @@ import json
 import sys
 from typing import Any
 
+from ..core.catchup import duration_text
+from ..core.clock import iso_z, utc_now
+from ..core.errors import LagassignError
 from ..core.health import STATUSES
-from ..pipeline.health import SORTS, sort_rows
+from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.snapshot import compile_regex
+from ..pipeline.health import (
+    DEFAULT_WINDOW_S,
+    SORTS,
+    HealthSettings,
+    build_overview,
+    health_run,
+    observe,
+    sort_rows,
+    stored_overview,
+)
+from .kafka import _add_connection_args, _client_config
+from .options import positive_seconds
 
 
 def register(subparsers: Any) -> None:
-    from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
-    from .kafka import _add_connection_args
-    from .options import positive_seconds
-
     p = subparsers.add_parser(
         "groups",
         help="every consumer group: status, lag in messages and seconds, instances, plan in force",
@@ -73,9 +85,6 @@ def register(subparsers: Any) -> None:
 def _settings(args: argparse.Namespace) -> Any:
     import os
 
-    from ..core.errors import LagassignError
-    from ..pipeline.health import DEFAULT_WINDOW_S, HealthSettings
-
     window = args.window
     if window is None:
         text = os.environ.get("LAGASSIGN_HEALTH_WINDOW")
@@ -96,8 +105,6 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _statuses(text: str | None) -> set[str] | None:
-    from ..core.errors import LagassignError
-
     if text is None:
         return None
     wanted = {s.strip().upper() for s in text.split(",") if s.strip()}
@@ -108,9 +115,6 @@ def _statuses(text: str | None) -> set[str] | None:
 
 
 def _cmd_groups(args: argparse.Namespace) -> int:
-    from ..core.errors import LagassignError
-    from ..kafka.snapshot import compile_regex
-
     words = list(args.words)
     if words and (words[0] != "show" or len(words) != 2):
         raise LagassignError("expected `lagassign groups` or `lagassign groups show GROUP`")
@@ -150,10 +154,6 @@ def _cmd_groups(args: argparse.Namespace) -> int:
 
 def _overview(args: argparse.Namespace, settings: Any) -> Any:
     """Read the cluster (and the store's window), or fall back to what the health job recorded."""
-    from ..core.errors import LagassignError
-    from ..pipeline.health import build_overview, health_run, observe, stored_overview
-    from .kafka import _client_config
-
     config = _client_config(args)
     store = _open_store(args)
     try:
@@ -208,8 +208,6 @@ def _dump(data: Any) -> None:
 
 
 def seconds_text(value: Any) -> str:
-    from ..core.catchup import duration_text
-
     return "-" if value is None else duration_text(float(value))
 
 
@@ -220,8 +218,6 @@ def catch_up_text(row: dict[str, Any]) -> str:
 
 
 def _source(ov: Any) -> str:
-    from ..core.clock import iso_z, utc_now
-
     age = (utc_now() - ov.observed_at).total_seconds()
     how = "read now" if ov.fresh else f"recorded by the {ov.source} {seconds_text(age)} ago"
     return f"cluster {ov.cluster or 'unknown'}, {iso_z(ov.observed_at, 'seconds')} ({how})"

@@ -15,9 +15,22 @@ import threading
 import time
 from typing import Any, TextIO
 
+from ..core.clock import parse_utc, utc_now
+from ..core.gate import GateDecision
 from ..core.lag import RESET_POLICIES
+from ..core.plans import next_plan
+from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC
+from ..kafka.admin import AdminHook
+from ..kafka.applier import apply_publication
+from ..kafka.cluster import cluster_of
+from ..kafka.config import build_config, check
+from ..kafka.errors import PlanError
+from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
+from ..kafka.plans import PlanStore
+from ..kafka.snapshot import compile_regex, take_snapshot
 from .options import groups_file, positive, positive_seconds
+from .planfiles import export_json, read_export, read_plan_file
 
 RDKAFKA_LOGGER = "lagassign.kafka.librdkafka"
 
@@ -113,8 +126,6 @@ def register(subparsers: Any) -> None:
 
 
 def _client_config(args: argparse.Namespace) -> dict[str, Any]:
-    from ..kafka.config import build_config, check
-
     conf = build_config(args.bootstrap_server, args.config, args.config_file)
     # librdkafka logs through Python logging: silent unless --verbose (a NullHandler stops the
     # lastResort handler), so an unreachable broker is one line, not a stream of retries.
@@ -154,10 +165,6 @@ class ProgressBar:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from ..kafka.admin import AdminHook
-    from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
-    from ..kafka.snapshot import compile_regex, take_snapshot
-
     compile_regex(args.groups)
     declared = load_groups_file(args.groups_file) if args.groups_file else []
     conf = _client_config(args)
@@ -187,10 +194,6 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from ..core.plans import next_plan
-    from ..kafka.errors import PlanError
-    from .planfiles import export_json, read_export, read_plan_file
-
     spec = read_plan_file(args.plan)
     if args.export_only:
         if not args.export:
@@ -258,13 +261,6 @@ def publish_by_hand(
     force afterwards when ``want_plan``, else None)."""
     import getpass
 
-    from ..core.clock import parse_utc, utc_now
-    from ..core.gate import GateDecision
-    from ..core.publishing import PublishFacts, decide_publication
-    from ..kafka.applier import apply_publication
-    from ..kafka.cluster import cluster_of
-    from ..kafka.errors import PlanError
-    from ..kafka.plans import PlanStore
     from ..store import AuditStore
 
     group, strategy = spec["group"], spec["strategy"]
@@ -325,8 +321,6 @@ def publish_by_hand(
 
 def _cmd_plans(args: argparse.Namespace) -> int:
     from dataclasses import asdict
-
-    from ..kafka.plans import PlanStore
 
     with PlanStore(_client_config(args), args.topic, args.timeout) as store:
         plans = store.read(args.group)

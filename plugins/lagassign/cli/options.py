@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from ..core.strategies import strategy_names
+from ..kafka.errors import GroupsFileError
+from ..kafka.groupsfile import load_capacities, load_groups_file
+
 
 def non_negative(text: str) -> int:
     """argparse type: a whole number >= 0."""
@@ -30,8 +34,6 @@ def positive(text: str) -> int:
 
 def strategy_list(text: str) -> tuple[str, ...]:
     """argparse type: comma-separated strategy names, at least one, each known."""
-    from ..core.strategies import strategy_names
-
     names = tuple(s.strip() for s in text.split(","))
     if not text.strip() or any(not s for s in names):
         raise argparse.ArgumentTypeError(
@@ -47,9 +49,6 @@ def strategy_list(text: str) -> tuple[str, ...]:
 
 def groups_file(text: str) -> str:
     """argparse type: a groups file that reads and declares at least one group (its path)."""
-    from ..kafka.errors import GroupsFileError
-    from ..kafka.groupsfile import load_capacities, load_groups_file
-
     try:
         declared = load_groups_file(text)
         configured = load_capacities(text)

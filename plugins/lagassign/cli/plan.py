@@ -8,15 +8,29 @@ import getpass
 import sys
 from typing import Any
 
+from ..core.clock import now_text
 from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
 from ..core.lag import RESET_POLICIES
+from ..core.report import plan_table
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.cluster import cluster_of
+from ..pipeline import (
+    PlanParams,
+    base_dir,
+    evaluate_step,
+    gate_step,
+    publish_step,
+    reconcile_step,
+    record_step,
+    run_dir,
+    snapshot_step,
+)
+from ..pipeline.failover import FailoverSettings
+from .kafka import ProgressBar, _add_connection_args, _client_config
 from .options import add_lag_optimal_options, groups_file, positive_seconds, strategy_list
 
 
 def register(subparsers: Any) -> None:
-    from .kafka import _add_connection_args
-
     p = subparsers.add_parser("plan", help="snapshot, evaluate every strategy, gate, publish and record")
     _add_connection_args(p)
     p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
@@ -98,13 +112,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from ..core.clock import now_text
-    from ..kafka.cluster import cluster_of
-    from ..pipeline import base_dir
-    from ..pipeline.failover import FailoverSettings
     from ..pipeline.watch import Watcher
     from ..store import AuditStore
-    from .kafka import _client_config
 
     config = _client_config(args)
     cluster_of(config, args.timeout)  # an unreachable broker: one line now, not a traceback later
@@ -135,20 +144,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 def _cmd_plan(args: argparse.Namespace) -> int:
     import json
 
-    from ..core.report import plan_table
-    from ..pipeline import (
-        PlanParams,
-        base_dir,
-        evaluate_step,
-        gate_step,
-        publish_step,
-        reconcile_step,
-        record_step,
-        run_dir,
-        snapshot_step,
-    )
     from ..store import AuditStore
-    from .kafka import ProgressBar, _client_config
 
     params = PlanParams.from_mapping(
         {

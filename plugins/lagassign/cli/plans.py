@@ -15,6 +15,16 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..core.catchup import catch_up_change, duration_text
+from ..core.clusters import cluster_label
+from ..core.errors import LagassignError
+from ..core.inflow import lag_time_text
+from ..core.outcome import outcome_of, summary
+from ..core.report import evaluation_table
+from ..core.strategies import kafka_choice
+from . import add_commands
+from .kafka import _add_connection_args
+
 if TYPE_CHECKING:  # the command line starts without the pipeline
     from ..pipeline.ports import AuditTrailPort
 
@@ -27,8 +37,6 @@ _CLUSTER_HELP = "only plans of this Kafka cluster (its key as `plans list` shows
 
 def register(subparsers: Any) -> None:
     """Add the ``plans`` command group to the ``lagassign`` parser."""
-    from . import add_commands
-
     plans = subparsers.add_parser("plans", help="read the audit trail of rebalance plans")
     sub = add_commands(plans, "commands")
 
@@ -57,8 +65,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
     p.add_argument("--db", help=_DB_HELP)
     p.set_defaults(func=_cmd_history)
-
-    from .kafka import _add_connection_args
 
     p = sub.add_parser(
         "claim",
@@ -105,7 +111,6 @@ def _read(args: argparse.Namespace, query: Callable[[Any], Any]) -> Any:
     """Run one read against the store; a database failure becomes one line (no traceback)."""
     from sqlalchemy.exc import DBAPIError
 
-    from ..core.errors import LagassignError
     from ..store import AuditStore
 
     with AuditStore(args.db, create=False) as store:
@@ -136,8 +141,6 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def with_outcomes(plans: list[dict[str, Any]], details: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     """Each plan with ``outcome``: its groups' outcome badges in one line, as the pages say them."""
-    from ..core.outcome import outcome_of, summary
-
     out = []
     for p in plans:
         plan = details.get(p["id"], p)
@@ -180,8 +183,6 @@ def with_kafka_choice(plan: dict[str, Any]) -> dict[str, Any]:
     """``plan`` with each result row of a group whose type and assignor are known flagged
     ``kafka_choice`` (true on the row that is what Kafka itself would do: the broker's choice
     for a consumer-type group, the members' assignor for a classic one)."""
-    from ..core.strategies import kafka_choice
-
     groups = []
     for g in plan.get("groups") or ():
         kafka = kafka_choice(g.get("group_type"), g.get("assignor"))
@@ -213,7 +214,6 @@ def _store_url(args: argparse.Namespace) -> str:
 
 
 def _cmd_claim(args: argparse.Namespace) -> int:
-    from ..core.errors import LagassignError
     from ..store import AuditStore
 
     if args.cluster is not None and args.bootstrap_server:
@@ -247,10 +247,7 @@ def history_table(rows: list[dict[str, Any]]) -> str:
     """A group's history as an aligned table, newest first: per plan the gate's verdict, max
     lag now and under the plan's chosen (or candidate) strategy, and, where the group was
     planned in time, max catch-up now and under the plan (the page's history table)."""
-    from ..core.catchup import duration_text
-
     timed = any("current_max_catch_up_s" in r for r in rows)
-    from ..core.clusters import cluster_label
 
     cols: tuple[str, ...] = (
         "plan",
@@ -326,8 +323,6 @@ def _trigger(plan: dict[str, Any]) -> str:
 def plans_table(plans: list[dict[str, Any]], with_cluster: bool = False) -> str:
     """The list of plans as an aligned table (times in UTC); ``with_cluster`` (a list for one
     group) adds what the cluster ran for it: group type / assignor, "-" when unknown."""
-    from ..core.clusters import cluster_label
-
     cols: tuple[str, ...] = (
         "id",
         "created (UTC)",
@@ -388,9 +383,6 @@ def _lag_times(snapshot_uri: str | None) -> dict[str, dict[tuple[str, int], floa
 def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = None) -> list[str]:
     """A group's time lines: max catch-up now → under the plan, per member, and lag in seconds;
     none for a group planned without capacities and without offset history."""
-    from ..core.catchup import catch_up_change, duration_text
-    from ..core.inflow import lag_time_text
-
     results = {r.get("strategy"): r for r in group.get("results") or ()}
     d = group.get("decision") or {}
     name = d.get("chosen") or d.get("candidate") or group.get("best")
@@ -418,10 +410,6 @@ def in_time(group: dict[str, Any], times: dict[tuple[str, int], float] | None = 
 
 def plan_text(plan: dict[str, Any]) -> str:
     """One plan for people: header, then per group the decision, publications and evaluation."""
-    from ..core.clusters import cluster_label
-    from ..core.outcome import outcome_of
-    from ..core.report import evaluation_table
-
     out = [f"plan {plan['id']}: {plan['status']}, {_trigger(plan)}"]
     out.append(f"  cluster   {cluster_label(plan.get('cluster'))}")
     out.append(f"  created   {_stamp(plan['created_at'])}, finished {_stamp(plan['finished_at'])}")
