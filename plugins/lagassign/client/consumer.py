@@ -17,7 +17,9 @@ from ..core.liveness import (
 )
 from ..core.model import TopicPartition as TP
 from ..core.plans import Plan, newest_of
+from ..core.publishing import members_text
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.admin import live_members
 from ..kafka.connection import AuthCollector
 from ..kafka.errors import BrokerUnavailableError
 from ..kafka.reader import catch_up
@@ -537,9 +539,6 @@ class PlanConsumer:
     def _refuse_if_members(self, what: str | None = None) -> None:
         """Raise ``GroupMembersError`` when the group has live members of the group protocol;
         after a refused commit (``what``) also when the cluster cannot say who they are."""
-        from ..core.publishing import members_text
-        from ..kafka.admin import live_members
-
         try:
             members = live_members(self._admin_conf, [self.group], self.timeout).get(self.group, [])
         except BrokerUnavailableError as exc:

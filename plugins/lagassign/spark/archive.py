@@ -27,7 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..evaluation import EvaluationParams, write_params
 from ..tables.evaluations import EvaluationError
+from ..tables.synthetic import generate_snapshot
+from .submit import DRIVER_OPTIONS_KEY, JVM_OPTIONS, pyfiles_path, spark_env, submit_command
 
 #: Silences the JVM's warning when it cannot use an archive (a run goes on without it).
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -75,10 +78,6 @@ def build_archive(force: bool = False, timeout: float = 300) -> Path:
     """Record the driver JVM's archive (one evaluation of a tiny synthetic snapshot with
     ``spark-submit``); returns its path. An archive already there for this fingerprint is kept
     unless ``force``."""
-    from ..evaluation import EvaluationParams, write_params
-    from ..tables.synthetic import generate_snapshot
-    from .submit import DRIVER_OPTIONS_KEY, JVM_OPTIONS, pyfiles_path, spark_env, submit_command
-
     java_home = spark_env().get("JAVA_HOME", "")
     if not java_home:
         raise EvaluationError("no Java found for Spark (set JAVA_HOME or LAGASSIGN_JAVA_HOME)")

@@ -34,7 +34,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..tables.evaluations import EvaluationError
+from ..evaluation import load_params
+from ..tables.evaluations import EvaluationError, read_summary
+from .home import job_spark_home
 
 DEFAULT_MASTER = "local[2]"
 JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"  # Spark 4 needs Java 17+; another JDK is installed too
@@ -133,8 +135,6 @@ def _is_local(master: str | None) -> bool:
 def _job_spark_home() -> str:
     """``lagassign.spark.home``'s folder, or "" (spark-submit then uses pyspark's own home)
     when it cannot be made: no pyspark here, or a read-only folder."""
-    from .home import job_spark_home
-
     try:
         return str(job_spark_home(pyfiles_path().parent))
     except (EvaluationError, OSError):
@@ -253,9 +253,6 @@ def run_spark_evaluation(
 
     spark-submit's output is captured; on failure its last lines are in the error.
     """
-    from ..evaluation import load_params
-    from ..tables.evaluations import read_summary
-
     params = load_params(params_file)
     argv, extra_env = submit_command(params_file, master)
     proc = subprocess.run(
