@@ -20,6 +20,7 @@ from ..core.errors import LagassignError
 from ..core.evaluate import evaluate_group, run_strategy
 from ..core.report import evaluation_table
 from ..core.strategies import strategy_names
+from ..kafka.errors import reason
 from .options import add_lag_optimal_options, non_negative, strategy_list
 
 
@@ -157,8 +158,6 @@ def operational_error(exc: BaseException) -> str | None:
         return _one_line(str(exc)) or type(exc).__name__
     kafka = sys.modules.get("confluent_kafka")
     if kafka is not None and isinstance(exc, kafka.KafkaException):
-        from ..kafka.errors import reason
-
         return _one_line(f"Kafka: {reason(exc)}")
     sqlalchemy = sys.modules.get("sqlalchemy.exc")
     if sqlalchemy is not None and isinstance(exc, sqlalchemy.DBAPIError):

@@ -21,6 +21,7 @@ from ..core.clock import iso_z, utc_now
 from ..core.errors import LagassignError
 from ..core.health import STATUSES
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..kafka.groupsfile import load_groups_file
 from ..kafka.snapshot import compile_regex
 from ..pipeline.health import (
     DEFAULT_WINDOW_S,
@@ -31,6 +32,7 @@ from ..pipeline.health import (
     observe,
     sort_rows,
     stored_overview,
+    webhook_sender,
 )
 from .kafka import _add_connection_args, _client_config
 from .options import positive_seconds
@@ -126,8 +128,6 @@ def _cmd_groups(args: argparse.Namespace) -> int:
     compile_regex(args.groups)
     settings = _settings(args)
     if args.groups_file:
-        from ..kafka.groupsfile import load_groups_file
-
         load_groups_file(args.groups_file)  # a bad file is one line now
     ov = _overview(args, settings)
     rows = ov.groups
@@ -158,8 +158,6 @@ def _overview(args: argparse.Namespace, settings: Any) -> Any:
     store = _open_store(args)
     try:
         if args.record:  # the health job once: what it recorded is what is shown
-            from ..pipeline.health import webhook_sender
-
             send = webhook_sender(args.notify_url) if args.notify_url else None
             return health_run(store, config, settings, send, log=_quiet, timeout=args.timeout)[0]
         try:

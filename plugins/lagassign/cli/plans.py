@@ -21,9 +21,11 @@ from ..core.errors import LagassignError
 from ..core.inflow import lag_time_text
 from ..core.outcome import outcome_of, summary
 from ..core.report import evaluation_table
-from ..core.strategies import kafka_choice
+from ..core.strategies import cluster_text, kafka_choice
+from ..kafka.cluster import cluster_of
+from ..tables.snapshot import partition_lag_seconds
 from . import add_commands
-from .kafka import _add_connection_args
+from .kafka import _add_connection_args, _client_config
 
 if TYPE_CHECKING:  # the command line starts without the pipeline
     from ..pipeline.ports import AuditTrailPort
@@ -221,9 +223,6 @@ def _cmd_claim(args: argparse.Namespace) -> int:
     if args.cluster is not None:
         cluster = args.cluster.strip()
     elif args.bootstrap_server or args.config or args.config_file:
-        from ..kafka.cluster import cluster_of
-        from .kafka import _client_config
-
         cluster = cluster_of(_client_config(args), args.timeout)
     else:
         raise LagassignError("name the cluster: --cluster KEY, or --bootstrap-server HOST:PORT to ask it")
@@ -373,8 +372,6 @@ def _lag_times(snapshot_uri: str | None) -> dict[str, dict[tuple[str, int], floa
     if not snapshot_uri:
         return {}
     try:
-        from ..tables.snapshot import partition_lag_seconds
-
         return partition_lag_seconds(snapshot_uri)
     except Exception:
         return {}
@@ -434,7 +431,6 @@ def plan_text(plan: dict[str, Any]) -> str:
             out.append(f"group {g['group']}: go: {d['reason']}")
         else:
             out.append(f"group {g['group']}: stop: {d['reason']}")
-        from ..core.strategies import cluster_text
 
         cluster = cluster_text(g.get("group_type"), g.get("assignor"))
         if cluster:

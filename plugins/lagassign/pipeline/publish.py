@@ -18,10 +18,10 @@ from ..core.gate import GateDecision
 from ..core.plans import normalize_members
 from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC
-from ..kafka.admin import AdminHook
+from ..kafka.admin import AdminHook, live_members
 from ..kafka.applier import apply_publication
 from ..kafka.cluster import cluster_of
-from ..kafka.errors import PlanError
+from ..kafka.errors import BrokerUnavailableError, PlanError
 from ..kafka.groupsfile import load_groups_file
 from ..kafka.plans import PlanStore
 from ..kafka.snapshot import take_snapshot
@@ -65,8 +65,6 @@ def publish_step(
         for d in go:
             decision = decide_publication(facts[d.group], params.apply, params.dry_run, params.force)
             if decision.writes and topic is None:
-                from ..kafka.plans import PlanStore
-
                 topic = PlanStore(dict(kafka_config or {}), params.plan_topic, timeout)
             outcome = apply_publication(store, topic, plan_id, facts[d.group], decision, params.force)
             log(f"group {d.group}: {outcome.reason}")
@@ -93,10 +91,6 @@ def _publish_facts(
     changes: dict[str, str] = {}
     members: dict[str, list[str]] | None = None  # unknown: the applier asks per group
     if kafka_config is not None and assign:
-        from ..kafka.admin import live_members
-        from ..kafka.errors import BrokerUnavailableError
-        from ..kafka.plans import PlanStore
-
         try:  # Kafka refuses assign()-mode commits while a group has protocol members
             members = live_members(kafka_config, assign, timeout)
         except BrokerUnavailableError:

@@ -23,6 +23,8 @@ from ..core.publishing import PublishFacts, decide_publication
 from ..core.results import EVALUATION_KEYS
 from ..core.topics import PLAN_TOPIC
 from ..kafka.applier import apply_publication
+from ..kafka.cluster import cluster_of
+from ..kafka.plans import PlanStore
 from .params import ParamsError, PlanParams
 from .ports import PublishingStore
 from .publish import publish_step
@@ -131,8 +133,6 @@ def roll_back(
     assignment is already in force, a dry run writes nothing."""
     here = None
     if kafka_config is not None:
-        from ..kafka.cluster import cluster_of
-
         here = cluster_of(kafka_config)  # the version line of the cluster the connection reaches
     old = store.publication(group, version, here)
     if old is None or old.get("state") != "published":
@@ -158,8 +158,6 @@ def roll_back(
         )
         in_force = None
         if kafka_config is not None:  # a dry run reads it too, to say what a roll back would do
-            from ..kafka.plans import PlanStore
-
             with PlanStore(dict(kafka_config), plan_topic) as reader:
                 in_force = reader.read([group]).get(group)
         held = (
@@ -186,8 +184,6 @@ def roll_back(
         action = decide_publication(facts, True, dry_run, False)
         topic = None
         if action.writes:
-            from ..kafka.plans import PlanStore
-
             topic = PlanStore(dict(kafka_config or {}), plan_topic)
         try:
             outcome = apply_publication(store, topic, new_id, facts, action, False)

@@ -16,8 +16,10 @@ from ..core.clusters import manifest_cluster
 from ..core.gate import GateDecision, decide_all
 from ..core.results import GroupEvaluation
 from ..evaluation import EvaluationParams, run_local, write_params
+from ..kafka.errors import BrokerUnavailableError
 from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
 from ..kafka.snapshot import snapshot_to
+from ..spark.submit import run_spark_evaluation
 from ..tables.evaluations import read_evaluations
 from .inflow import add_inflow
 from .params import PlanParams
@@ -70,7 +72,6 @@ def snapshot_step(
     if counts["groups"] and counts["failed"] == counts["groups"]:
         # Not one group could be read: the cluster went away (or never answered), which is a
         # failed run, not a run that found nothing worth doing.
-        from ..kafka.errors import BrokerUnavailableError
 
         raise BrokerUnavailableError(
             f"snapshot failed for all {counts['groups']} groups; first: "
@@ -110,8 +111,6 @@ def evaluate_step(
     with spark-submit; the evaluations land in ``out`` either way. Returns the run's summary."""
     job = evaluation_params(snapshot, out, params)
     if spark_master:
-        from ..spark.submit import run_spark_evaluation
-
         params_file = write_params(job, Path(out).parent / "spark-params.json")
         summary = run_spark_evaluation(params_file, master=spark_master)
     else:

@@ -22,6 +22,7 @@ from airflow.listeners import hookimpl
 
 from ..core.outcome import outcome_of, summary
 from ..pipeline.ports import AuditTrailPort
+from .hooks import open_store
 
 log = logging.getLogger("lagassign")
 
@@ -72,8 +73,6 @@ def write_note(dag_id: str, run_id: str, delay: float = 2.0) -> None:
         from airflow.models.dagrun import DagRun
         from airflow.utils.session import create_session
         from sqlalchemy import select
-
-        from .hooks import open_store
 
         with open_store(create=False) as store:
             note = run_note(plans_of(store, dag_id, run_id))

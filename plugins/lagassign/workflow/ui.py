@@ -39,7 +39,10 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from lagassign.core.case import parse_case
 from lagassign.core.outcome import outcome_of, run_succeeded, summary
+from lagassign.kafka.status import read_status
+from lagassign.tables.snapshot import group_rows, partition_lag_seconds, read_snapshot
 
 from ..pipeline.ports import AuditTrailPort, PublishingStore
 from . import plans_page
@@ -351,8 +354,6 @@ def group_rows_of(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict[
     if not snapshot_uri:
         return {}
     try:
-        from lagassign.tables.snapshot import group_rows
-
         return {g: dict(r) for g, r in group_rows(snapshot_uri).items() if g in groups}
     except Exception:
         return {}
@@ -363,8 +364,6 @@ def group_kinds(snapshot_uri: str | None, groups: set[str]) -> dict[str, str]:
     if not snapshot_uri:
         return {}
     try:
-        from lagassign.tables.snapshot import group_rows
-
         return {
             g: str(r.get("kind"))
             for g, r in group_rows(snapshot_uri).items()
@@ -380,9 +379,6 @@ def partition_lags(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict
     if not snapshot_uri:
         return {}
     try:
-        from lagassign.core.case import parse_case
-        from lagassign.tables.snapshot import read_snapshot
-
         out = {}
         for row, case in read_snapshot(snapshot_uri):
             if case is not None and row["group"] in groups:
@@ -399,8 +395,6 @@ def partition_times(snapshot_uri: str | None, groups: set[str]) -> dict[str, dic
     if not snapshot_uri:
         return {}
     try:
-        from lagassign.tables.snapshot import partition_lag_seconds
-
         return {g: t for g, t in partition_lag_seconds(snapshot_uri).items() if g in groups}
     except Exception:
         return {}
@@ -429,8 +423,6 @@ def live_instances(group: str, timeout: float = 3.0) -> list[dict[str, Any]] | N
     """The group's instances from the status topic (alive or not, newest record each), or None
     when the topic cannot be read from here (no Kafka connection in the API server)."""
     try:
-        from lagassign.kafka.status import read_status
-
         from .hooks import LagassignKafkaHook
 
         liveness = read_status(LagassignKafkaHook().get_config(), timeout=timeout, groups=[group])
