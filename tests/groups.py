@@ -12,6 +12,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 from lagassign.core.model import GroupSnapshot, TopicPartition
+from lagassign.core.search.engine import CountRule, Search
+from lagassign.core.search.lag_objective import LagObjective
+from lagassign.core.strategies.examples import example
 
 # Short ids over a small alphabet: collisions in prefixes and case make the sort order matter.
 member_ids = st.text(alphabet="abAB019-", min_size=1, max_size=4)
@@ -152,3 +155,24 @@ def skewed_orders(lags: list[int]) -> dict:
         ],
         "partitions": [{"topic": "t", "partition": i, "lag": lag} for i, lag in enumerate(lags)],
     }
+
+
+def random_search(rng: random.Random, members: int, partitions: int, spread: int, mixed: bool) -> Search:
+    """A search over a random group: owners for most partitions, each partition with a random
+    subscriber, counts dealt evenly where subscriptions allow (so hand-overs may happen)."""
+    ids = [f"C{i}" for i in range(members)]
+    topics = ["t0", "t1"] if mixed else ["t0"]
+    subscriptions = {m: (rng.sample(topics, rng.randint(1, 2)) if mixed else topics) for m in ids}
+    lags = {t: [rng.randrange(spread) for _ in range(partitions)] for t in topics}
+    owned: dict[str, list[str]] = {m: [] for m in ids}
+    for t in topics:
+        for p in range(partitions):
+            if rng.random() < 0.8:
+                owned[rng.choice(ids)].append(f"{t}-{p}")
+    group = example(subscriptions, lags, owned)
+    layout: dict[str, list[int]] = {m: [] for m in ids}
+    for k, i in enumerate(group.assignable_index):
+        readers = group.subscribers[group.columns.topics[i]]
+        layout[readers[k % len(readers)] if not mixed else rng.choice(readers)].append(i)
+    rule = CountRule.balanced({m: len(idx) for m, idx in layout.items()})
+    return Search(group, layout, LagObjective(), rule, {m: m.encode() for m in ids})

@@ -279,7 +279,7 @@ def test_the_exact_search_beats_the_local_search_where_it_stops_short(monkeypatc
 
     from lagassign.core.strategies import drain_exact, drain_optimal
 
-    rnd = random.Random(4)
+    rnd = random.Random(6)
     cases_ = [_skewed_case(rnd, 3, 10) for _ in range(12)]
     groups = [parse_case(c) for c in cases_]
     best = [_best_under_count_rules(g) for g in groups]
@@ -345,7 +345,7 @@ def test_exact_budget_polishes_larger_groups_and_certifies_a_bound():
             continue
         group = parse_case(case)
         plain = get_strategy("drain-optimal").assign(group)
-        polished = get_strategy("drain-optimal", exact_budget=30.0).assign(parse_case(case))
+        polished = get_strategy("drain-optimal", exact_budget=8.0).assign(parse_case(case))
         before = max(member_times(group, plain.members).values())
         after = max(member_times(group, polished.members).values())
         assert after <= before * (1 + 1e-9)

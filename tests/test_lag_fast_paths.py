@@ -70,39 +70,3 @@ def test_rounds_apply_only_where_each_topic_has_one_class(case):
     assert (layout is None) == shared
     if layout is not None:
         assert layout == _reference(group)
-
-
-def _big_case(seed: int, buckets: int, owned: bool) -> dict:
-    """Hundreds of members (numpy's full scans start at 256) in buckets of their own topics."""
-    rnd = random.Random(seed)
-    members, partitions = [], []
-    for b in range(buckets):
-        topics = [f"b{b}t{i}" for i in range(3)]
-        for t in topics:
-            for p in range(rnd.randint(900, 1100) // buckets):
-                lag = rnd.choice((0, rnd.randint(0, 10**6)))
-                partitions.append({"topic": t, "partition": p, "lag": lag})
-        for i in range(rnd.randint(260, 320) // buckets + 1):
-            members.append({"id": f"m{b}-{i:03d}", "topics": topics, "owned": []})
-    if owned:
-        for part in partitions:
-            holder = rnd.choice([m for m in members if part["topic"] in m["topics"]] + [None])
-            if holder is not None:
-                holder["owned"].append([part["topic"], part["partition"]])
-    return {"group": f"g{seed}", "members": members, "partitions": partitions}
-
-
-@pytest.mark.parametrize(
-    ("seed", "buckets", "owned"), [(1, 1, False), (2, 1, True), (3, 4, False), (4, 3, True)]
-)
-def test_numpy_full_scans_match_member_by_member(monkeypatch, seed, buckets, owned):
-    """lag-optimal on hundreds of members: full scans with numpy (``_scan_picked``) give the
-    plan that scanning member by member (the code for fewer members) gives."""
-    from lagassign.core.strategies import lagsearch
-    from lagassign.core.strategies.lag_optimal import LagOptimalStrategy
-
-    case = _big_case(seed, buckets, owned)
-    fast = LagOptimalStrategy().assign(parse_case(case))
-    monkeypatch.setattr(lagsearch, "_LEXSORT_FROM", 10**9)
-    slow = LagOptimalStrategy().assign(parse_case(case))
-    assert fast.members == slow.members

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
+from ..search.time_objective import member_cost, sooner
 
 Cost = tuple[float, float, float]
 #: partitions above which the exact search is not tried (its work grows as members^partitions)
@@ -44,22 +45,6 @@ class ExactResult:
     layout: dict[str, list[TopicPartition]] | None
     cost: Cost
     proven: bool
-
-
-def member_cost(load: float, flow: float, cap: float) -> Cost:
-    """(seconds, inflow excess, lag): drain-optimal's cost of one member (never: infinite)."""
-    if load <= 0 and flow <= cap:
-        return (0.0, 0.0, 0.0)
-    if flow >= cap:
-        return (math.inf, flow - cap, load)
-    return (load / (cap - flow), 0.0, 0.0)
-
-
-def sooner(a: Cost, b: Cost) -> bool:
-    """``a`` strictly better than ``b`` by more than float noise."""
-    if a[0] == b[0] == math.inf:
-        return a[1] < b[1] - 1e-9 * max(1.0, abs(b[1])) or (a[1] <= b[1] and a[2] < b[2])
-    return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
 
 
 def exact_drain(

@@ -8,34 +8,35 @@ inflow zero, catch-up time is lag over one constant, and this strategy *is* ``la
 
 Otherwise, with capacities c_m (messages per second) and inflows r_p:
 1. Count rules: with one shared subscription, member m holds floor(q_m) or ceil(q_m)
-   partitions, q_m = P * c_m / sum(c): a twice as fast member reads twice as many. With mixed
-   subscriptions counts are free (only subscriptions bind). Step 6 may keep lag-optimal's
-   counts instead, where they catch up sooner.
-2. Seeds: a greedy pass (heaviest partition first, to the eligible member whose catch-up time
-   stays smallest) and, when members own partitions, a sticky one (owned partitions stay, up to
-   each member's count); both then fill members below their count.
-3. Local search: the slowest member moves a partition to, or swaps one with, another member
-   wherever both then finish strictly sooner than it did; where none is left, it pools its
-   partitions with another member's and deals them out again the best possible way (pools of
-   up to 12 partitions, without ``max_moves``); then partitions go back to their owner
-   wherever that costs nothing in the largest time. ``max_moves`` caps the partitions that
-   leave their owner.
-4. The best seed wins: smallest largest time, then fewest moves. Members that can never catch
-   up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
+   partitions, q_m = P * c_m / sum(c): a twice as fast member reads twice as many; or, where
+   they catch up sooner, lag-optimal's floor(P/N) or ceil(P/N) each (proportional counts are
+   a rule of thumb for unequal members; a hot partition or inflow can make them cost time,
+   and the strategy built to catch up soonest must not lose to the one that balances
+   messages). With mixed subscriptions counts are free (only subscriptions bind).
+2. Seeds, under each count rule: a greedy pass (heaviest partition first, to the eligible
+   member with room whose catch-up time stays smallest), lag-optimal's plan brought within
+   the counts, and, when members own partitions, a sticky one (owned partitions stay, up to
+   each member's count); each then fills members below their fewest.
+3. Local search from each seed: ``search.engine.Search`` with ``TimeObjective`` (the slowest
+   member exchanges with whichever member lets both finish soonest, every candidate weighed
+   at once; where stuck it re-splits or trades a few partitions for a few; partitions go back
+   to their owner wherever that costs nothing). ``max_moves`` caps the partitions that leave
+   their owner.
+4. The best search wins: smallest largest time, then fewest moves. Members that can never
+   catch up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
 5. Groups of up to 16 partitions (without ``max_moves``): an exact branch and bound
-   (``drain_exact``) either finds a plan that finishes strictly sooner or proves that none
-   exists under the count rules; a proved plan reports ``catch_up_optimal``.
-6. Never slower than ``lag-optimal``: with a shared subscription its plan is also searched
-   for catch-up time under its own count rule (floor(P/N) or ceil(P/N) each), and the exact
-   search of step 5 runs under that rule too; a plan under it replaces the proportional one
-   where it catches up strictly sooner (a hot partition or inflow can make proportional
-   counts cost time). A proof then covers both count rules.
-7. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
+   (``drain_exact``), under each count rule, either finds a plan that finishes strictly
+   sooner or proves that none exists; a proved plan reports ``catch_up_optimal``.
+6. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
    lag-optimal's does): larger groups whose plan is above the bound (and without
-   ``max_moves``) go to ``drain_milp``: bisection on the largest catch-up time, each step a
-   bin-packing MILP, which either finds a plan that finishes sooner or proves a higher bound
-   (``catch_up_bound`` on the plan). Within the budget it is deterministic; a run the budget
-   cuts short keeps what it found by then. Without the option nothing changes.
+   ``max_moves``) go to ``drain_milp``: bisection on the largest catch-up time under each
+   count rule, each step a bin-packing MILP, which either finds a plan that finishes sooner
+   or proves a higher bound (``catch_up_bound`` on the plan). Within the budget it is
+   deterministic; a run the budget cuts short keeps what it found by then. Without the option
+   nothing changes.
+
+Never slower to catch up than lag-optimal: its plan is one of the seeds under its own count
+rule, and a search only ever lowers the largest time.
 
 Example: four partitions of 600 messages, no inflow; C1 is three times as fast as C0.
 lag-optimal splits them two and two: C0 needs 1,200 / 10 = 120 s. drain-optimal gives C0 one
@@ -54,22 +55,21 @@ import itertools
 import math
 from collections.abc import Iterable
 from itertools import accumulate
-from typing import Any
-
-import numpy as np
 
 from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_up, timed
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
+from ..search.engine import CountRule, Layout, Search
+from ..search.time_objective import Cost, TimeObjective, member_cost
 from .base import CertifiedAssignment, Strategy, build
-from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound, member_cost, sooner
+from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound
 from .drain_milp import TOLERANCE as MILP_TOLERANCE
 from .drain_milp import bisect_drain
 from .exact import check_exact_budget
-from .lag_optimal import LagOptimalStrategy
+from .lag_optimal import LagOptimalStrategy, _tie_key
 
-Cost = tuple[float, float, float]
-MAX_STEPS = 20_000  # improving steps per seed; each lowers the largest cost, so this is a guard
+#: (fewest, most) partitions per member id
+Counts = dict[str, tuple[int, int]]
 HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
 
 
@@ -178,52 +178,6 @@ def readers_drain_bound(group: GroupSnapshot) -> float:
     return bound
 
 
-class _Layout:
-    """A layout with running lag, inflow and count per member, and its moves from the owners."""
-
-    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> None:
-        self.group = group
-        self.lag, self.rate, self.cap = group.lag, inflow(group), capacity(group)
-        self.owner = group.owner
-        self.counts = counts
-        self.held: dict[str, list[TopicPartition]] = {mid: [] for mid in group.member_ids}
-        self.load = dict.fromkeys(group.member_ids, 0)
-        self.flow = dict.fromkeys(group.member_ids, 0.0)
-
-    def cost(self, mid: str, load: float | None = None, flow: float | None = None) -> Cost:
-        """(seconds, inflow excess, lag) of ``mid``, optionally with another load and inflow."""
-        load = self.load[mid] if load is None else load
-        flow = self.flow[mid] if flow is None else flow
-        return member_cost(load, flow, self.cap[mid])
-
-    def worst(self) -> str:
-        return max(self.held, key=lambda m: (self.cost(m), m))
-
-    def room(self, mid: str) -> bool:
-        return self.counts is None or len(self.held[mid]) < self.counts[mid][1]
-
-    def spare(self, mid: str) -> bool:
-        return self.counts is None or len(self.held[mid]) > self.counts[mid][0]
-
-    def put(self, tp: TopicPartition, mid: str) -> None:
-        self.held[mid].append(tp)
-        self.load[mid] += self.lag[tp]
-        self.flow[mid] += self.rate[tp]
-
-    def take(self, tp: TopicPartition, mid: str) -> None:
-        self.held[mid].remove(tp)
-        self.load[mid] -= self.lag[tp]
-        self.flow[mid] -= self.rate[tp]
-
-    def count_moves(self) -> int:
-        where = {tp: mid for mid, tps in self.held.items() for tp in tps}
-        return sum(1 for tp, mid in self.owner.items() if where.get(tp) != mid)
-
-    def move_delta(self, tp: TopicPartition, src: str, dst: str) -> int:
-        owner = self.owner.get(tp)
-        return (owner == src) - (owner == dst)
-
-
 class DrainOptimalStrategy(Strategy):
     name = "drain-optimal"
     summary = "smallest largest catch-up time (lag, inflow, capacity); counts in proportion to capacity"
@@ -245,109 +199,115 @@ class DrainOptimalStrategy(Strategy):
             )
             planned.strategy = self.name  # lag-optimal's plan, a fresh copy for each caller, as it is
             return planned
-        rules = count_rules(group)
+        plan = _Planner(group, self.max_moves)
         results = []
-        for counts in rules:
+        for counts in plan.rules:
             for seed in self._seeds(group, counts):
-                _search(seed, self.max_moves)
-                if self.max_moves is None:  # a re-split may move many partitions at once
-                    while _resplit(seed):
-                        _search(seed, None)
-                _send_home(seed)
-                moves = seed.count_moves()
-                if self.max_moves is None or moves <= self.max_moves:
-                    results.append(((seed.cost(seed.worst()), moves), seed))
+                search = plan.search(seed, counts)
+                search.run(plan.floor)
+                if self.max_moves is None or search.moves <= self.max_moves:
+                    results.append(search)
         if not results:
             raise StrategyRefusedError(
                 f"group {group.group}: no plan within max_moves={self.max_moves} keeps the counts "
                 "in proportion to capacity, or balanced"
             )
-        best = min(results, key=lambda r: r[0])[1]
+        best = min(results, key=lambda r: (r.max_cost, r.moves))
         proven = self.max_moves is None and len(group.assignable) <= MAX_PARTITIONS
         if proven:
-            for counts in rules:
-                best, settled = _settle(group, counts, best)
+            for counts in plan.rules:
+                best, settled = plan.settle(counts, best)
                 proven = proven and settled
         bound = None
         if not proven and self.exact_budget > 0 and self.max_moves is None:
-            best, proven, bound = self._polish(group, rules, best)
+            best, proven, bound = plan.polish(best, self.exact_budget)
         # Whether it reached the bound is a metric of every plan (``catch_up_optimal``); a
         # finished exact search proves it under the count rules.
-        plan = build(self.name, group, best.held)
-        out = CertifiedAssignment(plan.strategy, plan.members, proven_catch_up=proven)
+        built = build(self.name, group, best.layout())
+        out = CertifiedAssignment(built.strategy, built.members, proven_catch_up=proven)
         out.catch_up_bound = bound
         return out
 
-    def _polish(
-        self, group: GroupSnapshot, rules: list[dict[str, tuple[int, int]] | None], best: _Layout
-    ) -> tuple[_Layout, bool, float | None]:
-        """``drain_milp``'s bisection from the plan under each count rule, the budget shared
+    def _seeds(self, group: GroupSnapshot, counts: Counts | None) -> Iterable[Layout]:
+        yield _greedy(group, counts, {}, group.assignable)
+        # lag-optimal's plan, brought within these counts: the search starts no worse than it
+        # where it keeps them.
+        try:
+            planned = LagOptimalStrategy(max_moves=self.max_moves).assign(group).members
+        except StrategyRefusedError:
+            planned = None
+        if planned is not None:
+            yield _fitted(group, counts, planned)
+        if group.owner:
+            kept: Layout = {}
+            left = []
+            topics = group.topics_of
+            for tp in sorted(group.assignable, key=lambda tp: (-group.lag[tp], tp)):
+                held_by = group.owner.get(tp)
+                if (
+                    held_by is not None
+                    and tp.topic in topics[held_by]
+                    and (counts is None or len(kept.get(held_by, ())) < counts[held_by][1])
+                ):
+                    kept.setdefault(held_by, []).append(tp)
+                else:
+                    left.append(tp)
+            yield _greedy(group, counts, kept, left)
+
+
+class _Planner:
+    """What drain-optimal's steps share on one group: the count rules, the objective, the
+    searches' tie keys and floor."""
+
+    def __init__(self, group: GroupSnapshot, max_moves: int | None) -> None:
+        self.group = group
+        self.max_moves = max_moves
+        self.rules = count_rules(group)
+        self.objective = TimeObjective(group)
+        tie = _tie_key(group.group)
+        self.ties = {mid: tie(mid) for mid in group.member_ids}
+        #: no member can finish sooner than this (``catchup.lower_bound_catch_up``)
+        self.floor = (lower_bound_catch_up(group), 0.0, 0.0)
+
+    def search(self, layout: Layout, counts: Counts | None) -> Search:
+        """A search of catch-up time from ``layout`` under ``counts`` (None: free)."""
+        group = self.group
+        index = group.index_of
+        positions = {mid: [index[tp] for tp in layout.get(mid, ())] for mid in group.member_ids}
+        ranges = counts or dict.fromkeys(group.member_ids, (0, len(group.assignable)))
+        return Search(group, positions, self.objective, CountRule(ranges), self.ties, self.max_moves)
+
+    def settle(self, counts: Counts | None, best: Search) -> tuple[Search, bool]:
+        """The exact search under ``counts`` (small groups): a plan strictly sooner than
+        ``best`` replaces it; True when it proved that no plan under these counts is sooner."""
+        exact = exact_drain(self.group, counts, best.max_cost)
+        if exact.layout is None:
+            return best, exact.proven
+        found = self.search(exact.layout, counts)
+        found.send_home()
+        return found, exact.proven
+
+    def polish(self, best: Search, budget: float) -> tuple[Search, bool, float | None]:
+        """``drain_milp``'s bisection from the plan under each count rule, ``budget`` shared
         between them: a plan that finishes sooner replaces it (partitions then sent home where
         free); the bound certified (the smallest of the rules') is returned with whether the
         plan meets it."""
-        top = max(seconds_to_catch_up(best.load[m], best.flow[m], best.cap[m]) for m in best.held)
+        top = best.max_cost[0]
         if not math.isfinite(top):
             return best, False, None
         lowers = []
-        for counts in rules:
-            lower = counts_lower_bound(group, counts, top)
+        for counts in self.rules:
+            lower = counts_lower_bound(self.group, counts, top)
             if top > lower * (1 + 1e-9):
-                result = bisect_drain(group, counts, top, lower, self.exact_budget / len(rules))
+                result = bisect_drain(self.group, counts, top, lower, budget / len(self.rules))
                 if result.layout is not None:
-                    best = _placed(group, counts, result.layout)
-                    _send_home(best)
+                    best = self.search(result.layout, counts)
+                    best.send_home()
                     top = result.upper
                 lower = result.lower
             lowers.append(lower)
         bound = min(lowers)
         return best, top <= bound * (1 + MILP_TOLERANCE), bound
-
-    def _seeds(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> Iterable[_Layout]:
-        yield _greedy(_Layout(group, counts), group.assignable)
-        # lag-optimal's plan, where it keeps these counts: the search starts no worse than it.
-        try:
-            planned = LagOptimalStrategy(max_moves=self.max_moves).assign(group).members
-        except StrategyRefusedError:
-            planned = None
-        if planned is not None and (
-            counts is None or all(counts[m][0] <= len(tps) <= counts[m][1] for m, tps in planned.items())
-        ):
-            yield _placed(group, counts, planned)
-        if group.owner:
-            sticky = _Layout(group, counts)
-            left = []
-            owner = group.owner
-            for tp in sorted(group.assignable, key=lambda tp: (-group.lag[tp], tp)):
-                held_by = owner.get(tp)
-                if held_by is not None and tp.topic in _topics(group, held_by) and sticky.room(held_by):
-                    sticky.put(tp, held_by)
-                else:
-                    left.append(tp)
-            yield _greedy(sticky, left)
-
-
-def _placed(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, layout: dict[str, list[TopicPartition]]
-) -> _Layout:
-    """``layout`` as a search's state under ``counts``."""
-    placed = _Layout(group, counts)
-    for mid, tps in layout.items():
-        for tp in tps:
-            placed.put(tp, mid)
-    return placed
-
-
-def _settle(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, best: _Layout
-) -> tuple[_Layout, bool]:
-    """The exact search under ``counts`` (small groups): a plan strictly sooner than ``best``
-    replaces it; True when it proved that no plan under these counts is sooner."""
-    exact = exact_drain(group, counts, best.cost(best.worst()))
-    if exact.layout is None:
-        return best, exact.proven
-    found = _placed(group, counts, exact.layout)
-    _send_home(found)
-    return found, exact.proven
 
 
 def _plain(group: GroupSnapshot) -> bool:
@@ -357,242 +317,68 @@ def _plain(group: GroupSnapshot) -> bool:
     return len(set(capacity(group).values())) == 1 and not any(inflow(group).values())
 
 
-def _topics(group: GroupSnapshot, mid: str) -> frozenset[str]:
-    return next(m.topics for m in group.members if m.id == mid)
+def _fitted(group: GroupSnapshot, counts: Counts | None, layout: Layout) -> Layout:
+    """``layout`` within ``counts``: a member above its most keeps its heaviest partitions up
+    to it, and the others are dealt out again as ``_greedy`` deals (then members below their
+    fewest take from members above theirs)."""
+    if counts is None:
+        return layout
+    lag = group.lag
+    kept, left = {}, []
+    for mid, tps in layout.items():
+        heaviest = sorted(tps, key=lambda tp: (-lag[tp], tp))
+        kept[mid], rest = heaviest[: counts[mid][1]], heaviest[counts[mid][1] :]
+        left += rest
+    return _greedy(group, counts, kept, left)
 
 
-def _greedy(layout: _Layout, tps: Iterable[TopicPartition]) -> _Layout:
-    """Heaviest first, each to the eligible member with room whose cost stays smallest; then
-    members below their fewest take partitions from members above theirs."""
-    group = layout.group
+def _greedy(
+    group: GroupSnapshot, counts: Counts | None, start: Layout, tps: Iterable[TopicPartition]
+) -> Layout:
+    """From ``start``: the partitions ``tps``, heaviest first, each to the eligible member with
+    room whose catch-up time stays smallest; then members below their fewest take
+    partitions from members above theirs, each the one that leaves the two soonest done."""
+    lag, rate, cap = group.lag, inflow(group), capacity(group)
+    layout: Layout = {mid: list(start.get(mid, ())) for mid in group.member_ids}
+    load = {mid: sum(lag[tp] for tp in held) for mid, held in layout.items()}
+    flow = {mid: sum(rate[tp] for tp in held) for mid, held in layout.items()}
+
+    def cost(mid: str, tp: TopicPartition, sign: int) -> Cost:
+        return member_cost(load[mid] + sign * lag[tp], flow[mid] + sign * rate[tp], cap[mid])
+
+    def move(tp: TopicPartition, src: str | None, dst: str) -> None:
+        if src is not None:
+            layout[src].remove(tp)
+            load[src] -= lag[tp]
+            flow[src] -= rate[tp]
+        layout[dst].append(tp)
+        load[dst] += lag[tp]
+        flow[dst] += rate[tp]
+
     subs = group.subscribers
-    for tp in sorted(tps, key=lambda tp: (-layout.lag[tp], -layout.rate[tp], tp)):
-        eligible = [m for m in subs[tp.topic] if layout.room(m)] or list(subs[tp.topic])
-        best = min(
-            eligible,
-            key=lambda m: (
-                layout.cost(m, layout.load[m] + layout.lag[tp], layout.flow[m] + layout.rate[tp]),
-                m,
-            ),
-        )
-        layout.put(tp, best)
-    if layout.counts is not None:
+    for tp in sorted(tps, key=lambda tp: (-lag[tp], -rate[tp], tp)):
+        room = [m for m in subs[tp.topic] if counts is None or len(layout[m]) < counts[m][1]]
+        move(tp, None, min(room or subs[tp.topic], key=lambda m: (cost(m, tp, 1), m)))
+    if counts is not None:
         for mid in group.member_ids:
-            while len(layout.held[mid]) < layout.counts[mid][0]:
-                donors = [m for m in group.member_ids if m != mid and layout.spare(m)]
-                choices = [(tp, d) for d in donors for tp in layout.held[d]]
-                tp, donor = min(
-                    choices,
-                    key=lambda c: (
-                        max(
-                            layout.cost(
-                                mid, layout.load[mid] + layout.lag[c[0]], layout.flow[mid] + layout.rate[c[0]]
-                            ),
-                            layout.cost(
-                                c[1],
-                                layout.load[c[1]] - layout.lag[c[0]],
-                                layout.flow[c[1]] - layout.rate[c[0]],
-                            ),
-                        ),
-                        c,
-                    ),
-                )
-                layout.take(tp, donor)
-                layout.put(tp, mid)
+            while len(layout[mid]) < counts[mid][0]:
+                choices = [
+                    (tp, d)
+                    for d in group.member_ids
+                    if d != mid and len(layout[d]) > counts[d][0]
+                    for tp in layout[d]
+                ]
+                tp, donor = min(choices, key=lambda c: (max(cost(mid, c[0], 1), cost(c[1], c[0], -1)), c))
+                move(tp, donor, mid)
     return layout
-
-
-def _after(layout: _Layout, mid: str, out: TopicPartition | None, into: TopicPartition | None) -> Cost:
-    """``mid``'s cost after giving ``out`` away and taking ``into``."""
-    load, flow = layout.load[mid], layout.flow[mid]
-    if out is not None:
-        load, flow = load - layout.lag[out], flow - layout.rate[out]
-    if into is not None:
-        load, flow = load + layout.lag[into], flow + layout.rate[into]
-    return layout.cost(mid, load, flow)
-
-
-_NEVER = 1e18  # the scalar stand-in for "never" in the vectorised search (see _seconds)
-
-
-def _seconds(load: Any, flow: Any, cap: Any) -> Any:
-    """Vectorised catch-up seconds; never is _NEVER and more so the further inflow exceeds
-    capacity, so the search still prefers the less hopeless of two hopeless members."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        finite = np.where(flow < cap, load / np.maximum(cap - flow, 1e-300), 0.0)
-    hopeless = (flow >= cap) & ~((load <= 0) & (flow <= cap))
-    return np.where(hopeless, _NEVER * (1.0 + (flow - cap) / cap), np.where(load <= 0, 0.0, finite))
-
-
-def _best_cell(
-    after: Any, ok: Any, delta: Any, moves: int, max_moves: int | None
-) -> tuple[float, int, int, int] | None:
-    """The smallest ``after`` among allowed cells (within ``max_moves``): (value, row, column,
-    its change in moves), or None when no cell is allowed."""
-    if max_moves is not None:
-        ok = ok & (moves + delta <= max_moves)
-    if not ok.any():
-        return None
-    masked = np.where(ok, after, np.inf)
-    i, j = np.unravel_index(np.argmin(masked), masked.shape)
-    return float(masked[i, j]), int(i), int(j), int(delta[i, j])
-
-
-def _search(layout: _Layout, max_moves: int | None) -> None:
-    """Lower the slowest member's cost by a move or a swap while one makes both sides finish
-    strictly sooner than it did (see the module doc). Each step weighs every move and swap of
-    the slowest member at once, with numpy."""
-    group = layout.group
-    members = group.member_ids
-    index = {mid: i for i, mid in enumerate(members)}
-    topic_ids = {t: i for i, t in enumerate(group.subscribers)}
-    reads = np.zeros((len(members), len(topic_ids)), dtype=bool)
-    for m in group.members:
-        for t in m.topics:
-            if t in topic_ids:
-                reads[index[m.id], topic_ids[t]] = True
-    cap = np.array([layout.cap[mid] for mid in members])
-    moves = layout.count_moves()
-    for _ in range(MAX_STEPS):
-        worst = layout.worst()
-        w = index[worst]
-        top = layout.cost(worst)
-        mine = layout.held[worst]
-        if not mine:
-            return
-        theirs = [(tq, index[o]) for o in members if o != worst for tq in layout.held[o]]
-        load = np.array([layout.load[mid] for mid in members], dtype=float)
-        flow = np.array([layout.flow[mid] for mid in members])
-        lp = np.array([layout.lag[tp] for tp in mine], dtype=float)
-        rp = np.array([layout.rate[tp] for tp in mine])
-        tp_topic = np.array([topic_ids[tp.topic] for tp in mine])
-        own_p = np.array([index.get(layout.owner.get(tp, ""), -1) for tp in mine])
-        # only steps that lower the slowest member by more than float noise are candidates
-        top_s = float(_seconds(load[w], flow[w], cap[w]))
-        best_after, best_delta = top_s - 1e-9 * max(1.0, top_s), 0
-        choice: tuple[TopicPartition, str, TopicPartition | None] | None = None
-        # moves: worst gives one of its partitions to another member with room
-        if layout.spare(worst):
-            room = np.array([m != w and layout.room(members[m]) for m in range(len(members))])
-            after_w = _seconds(load[w] - lp, flow[w] - rp, cap[w])[:, None]
-            after_o = _seconds(load[None, :] + lp[:, None], flow[None, :] + rp[:, None], cap[None, :])
-            after = np.maximum(after_w, after_o)
-            delta = (own_p == w)[:, None].astype(int) - (own_p[:, None] == np.arange(len(members))[None, :])
-            found = _best_cell(after, room[None, :] & reads[:, tp_topic].T, delta, moves, max_moves)
-            if found is not None and found[0] < best_after:
-                best_after, i, o, best_delta = found
-                choice = (mine[i], members[o], None)
-        # swaps: worst gives one partition and takes one back
-        if theirs:
-            lq = np.array([layout.lag[tq] for tq, _ in theirs], dtype=float)
-            rq = np.array([layout.rate[tq] for tq, _ in theirs])
-            oq = np.array([o for _, o in theirs])
-            tq_topic = np.array([topic_ids[tq.topic] for tq, _ in theirs])
-            own_q = np.array([index.get(layout.owner.get(tq, ""), -1) for tq, _ in theirs])
-            after_w = _seconds(
-                load[w] - lp[:, None] + lq[None, :], flow[w] - rp[:, None] + rq[None, :], cap[w]
-            )
-            after_o = _seconds(
-                load[oq][None, :] - lq[None, :] + lp[:, None],
-                flow[oq][None, :] - rq[None, :] + rp[:, None],
-                cap[oq][None, :],
-            )
-            after = np.maximum(after_w, after_o)
-            ok = reads[oq][:, tp_topic].T & reads[w, tq_topic][None, :]
-            delta = (
-                (own_p == w)[:, None].astype(int)
-                - (own_p[:, None] == oq[None, :])
-                + (own_q == oq)[None, :]
-                - (own_q == w)[None, :]
-            )
-            found = _best_cell(after, ok, delta, moves, max_moves)
-            if found is not None and found[0] < best_after:
-                best_after, i, j, best_delta = found
-                choice = (mine[i], members[oq[j]], theirs[j][0])
-        if choice is None:
-            return
-        given, taker, back = choice
-        # the exact (tuple) costs decide: the step must make both sides finish sooner
-        if not max(_after(layout, worst, given, back), _after(layout, taker, back, given)) < top:
-            return
-        layout.take(given, worst)
-        layout.put(given, taker)
-        if back is not None:
-            layout.take(back, taker)
-            layout.put(back, worst)
-        moves += best_delta
-
-
-RESPLIT_POOL = 12  # pools of at most this many partitions are split every possible way
-
-
-def _resplit(layout: _Layout) -> bool:
-    """Pool the slowest member's partitions with another member's and deal them out again the
-    best possible way (every split of a small pool is tried): where single moves and swaps are
-    stuck, several partitions for several can still help. True if the largest cost fell."""
-    group = layout.group
-    worst = layout.worst()
-    top = layout.cost(worst)
-    topics = {m.id: m.topics for m in group.members}
-    best: tuple[Cost, str, tuple[TopicPartition, ...]] | None = None
-    for other in group.member_ids:
-        pool = layout.held[worst] + layout.held[other]
-        if other == worst or len(pool) > RESPLIT_POOL:
-            continue
-        if any(tp.topic not in topics[worst] or tp.topic not in topics[other] for tp in pool):
-            continue
-        sizes = range(len(pool) + 1)
-        if layout.counts is not None:
-            lo_w, hi_w = layout.counts[worst]
-            lo_o, hi_o = layout.counts[other]
-            sizes = range(max(lo_w, len(pool) - hi_o), min(hi_w, len(pool) - lo_o) + 1)
-        total_lag = sum(layout.lag[tp] for tp in pool)
-        total_flow = sum(layout.rate[tp] for tp in pool)
-        for size in sizes:
-            for part in itertools.combinations(pool, size):
-                lag_w = sum(layout.lag[tp] for tp in part)
-                flow_w = sum(layout.rate[tp] for tp in part)
-                after = max(
-                    layout.cost(worst, lag_w, flow_w),
-                    layout.cost(other, total_lag - lag_w, total_flow - flow_w),
-                )
-                if sooner(after, top) and (best is None or after < best[0]):
-                    best = (after, other, part)
-    if best is None:
-        return False
-    _, other, part = best
-    pool = layout.held[worst] + layout.held[other]
-    for tp in list(layout.held[worst]):
-        layout.take(tp, worst)
-    for tp in list(layout.held[other]):
-        layout.take(tp, other)
-    mine = set(part)
-    for tp in pool:
-        layout.put(tp, worst if tp in mine else other)
-    return True
-
-
-def _send_home(layout: _Layout) -> None:
-    """Partitions away from their owner go back wherever the largest cost does not grow."""
-    group = layout.group
-    top = layout.cost(layout.worst())
-    eligible = {m.id: m.topics for m in group.members}
-    for tp, owner in sorted(layout.owner.items()):
-        if owner not in eligible or tp not in group.lag or tp.topic not in eligible[owner]:
-            continue
-        holder = next((m for m, tps in layout.held.items() if tp in tps), None)
-        if holder is None or holder == owner:
-            continue
-        if not (layout.room(owner) and layout.spare(holder)):
-            continue
-        if max(_after(layout, owner, None, tp), _after(layout, holder, tp, None)) <= top:
-            layout.take(tp, holder)
-            layout.put(tp, owner)
 
 
 __all__ = [
     "DrainOptimalStrategy",
     "balanced_counts",
+    "count_rules",
+    "counts_lower_bound",
+    "drain_lower_bound",
     "proportional_counts",
     "readers_drain_bound",
 ]

@@ -1,6 +1,7 @@
 """lag-optimal: balanced counts, then the smallest possible largest member lag, with few moves.
 
-Seeds and the choice between them live here; the local search is ``lagsearch.Search``.
+Seeds and the choice between them live here; the local search is ``search.engine.Search`` with
+``search.lag_objective.LagObjective``.
 
 Method, in short:
 1. Seeds, each already meeting the count guarantee of ``lag-aware``: a group-wide
@@ -14,12 +15,15 @@ Method, in short:
    strictly below the heavier one's old load, so the sorted load vector falls
    lexicographically: the largest lag first, then the spread, and the search always ends.
    Where no such exchange is left, the heaviest and one of the lightest members pool their
-   partitions and deal them out again as evenly as their counts allow (a re-split: several
+   partitions and deal them out again as evenly as their counts allow (a re-split, pools of up
+   to 20 partitions of one subscription), or else trade two of theirs for one or two (several
    partitions for several).
 3. Partitions that left their owner are sent back (moved or swapped home) wherever that keeps
    every load within the current min and max: fewer moves at no cost in balance.
-4. The best seed wins: smallest max lag, then fewest moves, then smallest spread. Later seeds
-   search only until they match the leader's max lag, within fewer moves than it needs.
+4. The best seed wins: smallest max lag, then fewest moves, then smallest spread. The sticky
+   seed searches only until it matches the leader's max lag, within fewer moves than it
+   needs; with mixed subscriptions, where the leader is not optimal, lag-aware's own build is
+   a second start searched to the bound (another tie order, another local optimum).
 5. Certificate: the search stops once the heaviest member reaches
    ``balanced_lower_bound_max_lag`` (no assignment under the count rules does better); the
    plan is then reported ``optimal``. Otherwise, with ``exact_budget`` seconds, the exact
@@ -77,7 +81,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -85,12 +89,13 @@ import numpy as np
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
+from ..search.engine import CountRule, IndexLayout, Layout, Search, layout_moves
+from ..search.lag_objective import LagObjective
 from . import lagbulk
 from .base import CertifiedAssignment, Strategy, build
 from .exact import check_exact_budget, deal_to_owners, solve
 from .lag import _layout as _lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
-from .lagsearch import IndexLayout, Layout, Search, Seed, pick, to_index
 from .racks import rack_local_swaps
 from .sticky import sticky_passes
 
@@ -223,7 +228,7 @@ class LagOptimalStrategy(Strategy):
     def _seeds(
         self, group: GroupSnapshot, tie, ties: dict[str, bytes]
     ) -> Iterable[tuple[str, IndexLayout, bool]]:
-        """(name, layout, worth searching): the first seeds are searched, the others compared."""
+        """(name, layout, worth searching): the seeds that may be searched, and those compared."""
         if group.identical_subscriptions:
             yield "longest-first", _capped_longest_first(group, ties), True
         else:
@@ -231,7 +236,8 @@ class LagOptimalStrategy(Strategy):
             yield "longest-first", _lag_aware_seed(group, tie), True
         if group.owned_count:
             yield "sticky", to_index(group, sticky_passes(group)), True
-        yield "lag-aware", _lag_aware_seed(group, None), False
+        # with mixed subscriptions lag-aware's own build is a second start (step 4)
+        yield "lag-aware", _lag_aware_seed(group, None), not group.identical_subscriptions
         by_lag = {mid: list(idx) for mid, idx in zip(group.member_ids, _lag_layout(group), strict=True)}
         if _meets_count_guarantee(group, by_lag):
             yield "lag", by_lag, False
@@ -264,7 +270,10 @@ class LagOptimalStrategy(Strategy):
             return CertifiedAssignment.indexed(self.name, group, positions, proven_optimal=max_lag <= floor)
         results: list[Search | Seed] = []
         fewest_moves = None
-        for _, layout, worth_searching in self._seeds(group, tie, ties):
+        for name, layout, worth_searching in self._seeds(group, tie, ties):
+            leader = pick(results)
+            if name == "lag-aware" and leader is not None and leader.max_lag <= floor:
+                worth_searching = False  # the leader is optimal: nothing to start again for
             if not worth_searching:
                 # compared only: its max lag, moves and spread, without a search's state
                 seed = Seed(group, layout)
@@ -272,21 +281,21 @@ class LagOptimalStrategy(Strategy):
                 if self.max_moves is None or seed.moves <= self.max_moves:
                     results.append(seed)
                 continue
-            search = Search(group, layout, self.max_moves, ties, slack)
+            search = _search(group, layout, ties, slack, self.max_moves)
             fewest_moves = search.moves if fewest_moves is None else min(fewest_moves, search.moves)
             if self.max_moves is not None and search.moves > self.max_moves:
                 continue
-            if results:
-                # A later seed is there to reach the same max lag with fewer moves: it need not
-                # go lower, and it may spend fewer moves than the best answer so far.
-                leader = pick(results)
-                assert leader is not None  # results is not empty here
+            if leader is None:
+                search.run(floor)
+            elif name == "sticky":
+                # there to reach the leader's max lag with fewer moves: it need not go lower,
+                # and it may spend fewer moves than the leader
                 cap = leader.moves if self.max_moves is None else self.max_moves
                 search.max_moves = min(leader.moves - 1, cap)
                 if search.moves <= search.max_moves:
                     search.run(max(floor, leader.max_lag), sweep=False)
             else:
-                search.run(floor)
+                search.run(floor, sweep=False)
             results.append(search)
         best = pick(results)
         if best is None:
@@ -322,8 +331,62 @@ class LagOptimalStrategy(Strategy):
             layout = result.layout
             if group.identical_subscriptions and self.max_moves is None and group.owner:
                 layout = _keep_owners(group, layout)
-            better = Search(group, to_index(group, layout), self.max_moves, ties, slack)
+            better = _search(group, to_index(group, layout), ties, slack, self.max_moves)
             better.run(better.max_lag)
             if better.max_lag < best.max_lag:
                 best = better
         return best, best.max_lag <= result.bound
+
+
+_LAG = LagObjective()
+
+
+def _search(
+    group: GroupSnapshot, layout: IndexLayout, ties: dict[str, bytes], slack: int, max_moves: int | None
+) -> Search:
+    """A lag search from ``layout`` under lag-optimal's count rule."""
+    rule = CountRule.balanced({mid: len(idx) for mid, idx in layout.items()}, slack)
+    return Search(group, layout, _LAG, rule, ties, max_moves)
+
+
+class Seed:
+    """A layout only compared, never searched: what ``pick`` reads of a search."""
+
+    def __init__(self, group: GroupSnapshot, layout: IndexLayout) -> None:
+        self.group = group
+        self._layout = layout
+        lags = group.lags
+        self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        self.moves = layout_moves(group, layout)
+
+    @property
+    def max_lag(self) -> int:
+        return max(self.loads.values())
+
+    @property
+    def spread(self) -> int:
+        return self.max_lag - min(self.loads.values())
+
+    def layout_index(self) -> IndexLayout:
+        """Partition indices per member id, each member's by lag (as a search gives them)."""
+        lags = self.group.lags
+        return {mid: sorted(idx, key=lambda i: (lags[i], i)) for mid, idx in self._layout.items()}
+
+    def layout(self) -> Layout:
+        tps = self.group.tps
+        return {mid: [tps[i] for i in idx] for mid, idx in self.layout_index().items()}
+
+
+def to_index(group: GroupSnapshot, layout: Layout) -> IndexLayout:
+    """A layout of TopicPartitions as partition indices."""
+    index = group.index_of
+    return {mid: list(map(index.__getitem__, tps)) for mid, tps in layout.items()}
+
+
+def pick(results: Sequence[Search | Seed]) -> Search | Seed | None:
+    """Smallest max lag; among answers that equal it, fewest moves, then smallest spread.
+
+    Each search already lowers the spread as far as its exchanges can; between answers with
+    the same max lag, keeping partitions where they are is worth more than a smaller spread.
+    """
+    return min(results, key=lambda r: (r.max_lag, r.moves, r.spread), default=None)

@@ -4,7 +4,7 @@ What: for a group of one shared subscription, or of subscriptions that share no 
 (Kafka's JMH buckets: each subscription's members are then planned on their own), fresh
 (nothing owned), with at least ``BULK_FROM`` members x partitions (Kafka's JMH point:
 10,000 x 100,000), without ``max_moves``, ``count_slack`` or the rack polish, lag-optimal
-plans here instead of with ``lagsearch.Search``. The plan keeps lag-optimal's count
+plans here instead of with ``search.engine.Search``. The plan keeps lag-optimal's count
 guarantee (within a subscription every member holds floor(P/N) or ceil(P/N) of its
 partitions: counts are dealt once, then only swaps are made; members of other subscriptions
 cannot take them, so Kafka's balance condition holds) and aims at the same thing, the

@@ -1,0 +1,270 @@
+"""drain-optimal's objective in a ``Search``: a member costs its catch-up time.
+
+A member's cost is ``member_cost``: seconds to catch up, then how far its inflow exceeds its
+capacity, then its lag, so that of two members that never catch up the less hopeless one
+counts as cheaper. With inflow the best exchange is no longer a matter of lag alone: every
+hand-over and swap between two members (every trade of a few partitions, every split of a
+small pool) is weighed, at once with numpy; of those after which both finish sooner than the
+costlier one does now (by more than float noise) the one whose costlier side ends soonest
+wins, then fewer moves, then the first in the candidates' order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..catchup import capacity
+from ..model import GroupSnapshot
+from .engine import Exchange, Held, Search
+
+#: (seconds, inflow above capacity, lag): smaller is better
+Cost = tuple[float, float, float]
+#: the same three as arrays, one entry per candidate
+Costs = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def member_cost(load: float, flow: float, cap: float) -> Cost:
+    """A member's cost (see the module doc); never catching up is infinite seconds."""
+    if load <= 0 and flow <= cap:
+        return (0.0, 0.0, 0.0)
+    if flow >= cap:
+        return (math.inf, flow - cap, load)
+    return (load / (cap - flow), 0.0, 0.0)
+
+
+def sooner(a: Cost, b: Cost) -> bool:
+    """``a`` strictly better than ``b`` by more than float noise."""
+    if b[0] == math.inf:  # b never catches up: any a that does is better
+        if a[0] < math.inf:
+            return True
+        return a[1] < b[1] - 1e-9 * max(1.0, abs(b[1])) or (a[1] <= b[1] and a[2] < b[2])
+    return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
+
+
+def member_costs(load: np.ndarray, flow: np.ndarray, cap: float) -> Costs:
+    """``member_cost`` of every entry."""
+    done = (load <= 0) & (flow <= cap)
+    never = (flow >= cap) & ~done
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(done, 0.0, np.where(never, math.inf, load / (cap - flow)))
+    return seconds, np.where(never, flow - cap, 0.0), np.where(never, load, 0.0)
+
+
+def _larger(a: Costs, b: Costs) -> Costs:
+    """The larger of two costs, entry by entry (compared as tuples)."""
+    a_larger = (a[0] > b[0]) | ((a[0] == b[0]) & ((a[1] > b[1]) | ((a[1] == b[1]) & (a[2] > b[2]))))
+    return tuple(np.where(a_larger, x, y) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
+
+
+def _sooner(a: Costs, b: Cost) -> np.ndarray:
+    """``sooner`` of every entry of ``a`` against one cost ``b``."""
+    if b[0] == math.inf:
+        within = (a[1] < b[1] - 1e-9 * max(1.0, abs(b[1]))) | ((a[1] <= b[1]) & (a[2] < b[2]))
+        return (a[0] < math.inf) | ((a[0] == math.inf) & within)
+    return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
+
+
+class TimeObjective:
+    """A member costs its catch-up time (see the module doc)."""
+
+    timed = True
+    #: the best exchange with any other member: with unequal capacities the cheapest member
+    #: is not always the one to trade with
+    best_partner = True
+    #: pools of up to 12 partitions of one subscription are re-split, every split weighed
+    resplit_max = 12
+
+    def __init__(self, group: GroupSnapshot) -> None:
+        self.capacity = capacity(group)
+        # the group as arrays, by partition index and member index
+        self.cap = np.array([self.capacity[m] for m in group.member_ids], dtype=np.float64)
+        self.lags = np.array(group.lags, dtype=np.float64)
+        self.rates = np.array(
+            [r or 0.0 for r in group.columns.rates or [0.0] * len(group.lags)], dtype=np.float64
+        )
+        self.owner = np.array(group.owner_index, dtype=np.int64)
+        self.topic = group.topic_array
+        topic_number = {t: k for k, t in enumerate(group.columns.topic_names)}
+        self.reads = np.zeros((len(group.members), len(topic_number)), dtype=bool)
+        for k, m in enumerate(group.members):
+            self.reads[k, [topic_number[t] for t in m.topics if t in topic_number]] = True
+
+    def cost_with(self, search: Search, mid: str, load: int, flow: float) -> Cost:
+        return member_cost(load, flow, self.capacity[mid])
+
+    def swap_window(
+        self, search: Search, mid: str, home: str, p: Held, lo: Cost, hi: Cost
+    ) -> tuple[float, float]:
+        return 0, math.inf  # inflow counts too: every lag may do
+
+    def _pick(
+        self, search: Search, heavy: str, light: str, lag: np.ndarray, flow: np.ndarray, moves: np.ndarray
+    ) -> np.ndarray:
+        """Candidates moving ``lag`` and ``flow`` from ``heavy`` to ``light`` (and ``moves``
+        more moves), best first: those after which both finish sooner than ``heavy`` now and
+        within ``max_moves``, by the larger cost after, then moves, then their order."""
+        cap = self.capacity
+        after = _larger(
+            member_costs(search.load[heavy] - lag, search.flow[heavy] - flow, cap[heavy]),
+            member_costs(search.load[light] + lag, search.flow[light] + flow, cap[light]),
+        )
+        ok = _sooner(after, search.cost[heavy])
+        if search.max_moves is not None:
+            ok &= search.moves + moves <= search.max_moves
+        rows = ok.nonzero()[0]
+        order = np.lexsort((rows, moves[rows], after[2][rows], after[1][rows], after[0][rows]))
+        return rows[order]
+
+    def _side(
+        self, search: Search, giver: str, taker: str
+    ) -> tuple[list[Held], np.ndarray, np.ndarray, np.ndarray]:
+        """``giver``'s partitions ``taker`` may receive: the list, their lags, inflows and what
+        each adds to the moves when it passes to ``taker``."""
+        held, lags = search.receivable(taker, giver)
+        rates, before = search.rates, search.before
+        owner = [before.get(p[1]) for p in held]
+        moves = [0 if o is None else (taker != o) - (giver != o) for o in owner]
+        return (
+            held,
+            np.array(lags, dtype=np.float64),
+            np.array([rates[p[1]] for p in held], dtype=np.float64),
+            np.array(moves, dtype=np.int64),
+        )
+
+    def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
+        """``best_exchange_any`` with ``light`` alone."""
+        found = self.best_exchange_any(search, heavy, only=light)
+        return None if found is None else found[1]
+
+    def best_exchange_any(
+        self, search: Search, heavy: str, only: str | None = None
+    ) -> tuple[str, Exchange] | None:
+        """Every hand-over (to members with room, where ``heavy`` may spare one) and swap of
+        ``heavy`` with every other member (or ``only`` that one), weighed at once; equal ones
+        in order: the cheaper partner, a hand-over before a swap, then the partitions' places."""
+        index = search.group.member_index
+        ids = search.group.member_ids
+        h = index[heavy]
+        partners = [m for _, _, m in search.ranked if m != heavy and only in (None, m)]
+        rank = np.zeros(len(ids), dtype=np.int64)
+        rank[[index[m] for m in partners]] = np.arange(len(partners))
+        load = np.array([search.load[m] for m in ids], dtype=np.float64)
+        flow = np.array([search.flow[m] for m in ids], dtype=np.float64)
+        mine = np.array([p[1] for p in search.held[heavy]], dtype=np.int64)
+        theirs = np.array([p[1] for m in partners for p in search.held[m]], dtype=np.int64)
+        holder = np.array([index[m] for m in partners for _ in search.held[m]], dtype=np.int64)
+        room = np.array([search.may_hand_over(heavy, m) for m in partners], dtype=bool)
+        takers = np.array([index[m] for m in partners], dtype=np.int64)[room]
+        # candidates: (p's place, partner, q's place or -1)
+        i = np.concatenate(
+            (np.repeat(np.arange(len(mine)), len(takers)), np.repeat(np.arange(len(mine)), len(theirs)))
+        )
+        o = np.concatenate((np.tile(takers, len(mine)), np.tile(holder, len(mine))))
+        j = np.concatenate((np.full(len(mine) * len(takers), -1), np.tile(np.arange(len(theirs)), len(mine))))
+        p, q, swap = mine[i], theirs[np.maximum(j, 0)] if len(theirs) else np.zeros(len(j), np.int64), j >= 0
+        ok = self.reads[o, self.topic[p]] & (~swap | self.reads[h, self.topic[q]])
+        lag = self.lags[p] - np.where(swap, self.lags[q], 0.0)
+        rate = self.rates[p] - np.where(swap, self.rates[q], 0.0)
+        moves = self._moved(p, h, o) + np.where(swap, self._moved(q, o, h), 0)
+        after = _larger(
+            member_costs(load[h] - lag, flow[h] - rate, self.cap[h]),
+            member_costs(load[o] + lag, flow[o] + rate, self.cap[o]),
+        )
+        ok &= _sooner(after, search.cost[heavy])
+        if search.max_moves is not None:
+            ok &= search.moves + moves <= search.max_moves
+        rows = ok.nonzero()[0]
+        if not len(rows):
+            return None
+        order = np.lexsort(
+            (
+                j[rows],
+                i[rows],
+                swap[rows],
+                rank[o[rows]],
+                moves[rows],
+                after[2][rows],
+                after[1][rows],
+                after[0][rows],
+            )
+        )
+        k = int(rows[order[0]])
+        held = search.held[heavy]
+        partner = ids[int(o[k])]
+        back = None if j[k] < 0 else (int(self.lags[q[k]]), int(q[k]))
+        return partner, (held[int(i[k])], back)
+
+    def _moved(self, index: np.ndarray, src: int | np.ndarray, dst: int | np.ndarray) -> np.ndarray:
+        """How the moves change as each partition ``index`` passes from ``src`` to ``dst``."""
+        owner = self.owner[index]
+        return np.where(owner < 0, 0, (dst != owner).astype(np.int64) - (src != owner))
+
+    def best_split(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
+        """Every split of the two members' pool with ``heavy`` keeping one of ``sizes``
+        partitions (a bit mask over ``held[heavy] + held[light]``), weighed at once, in
+        the order of the masks."""
+        pool = search.held[heavy] + search.held[light]
+        masks = np.arange(1 << len(pool), dtype=np.int64)
+        kept = (masks[:, None] >> np.arange(len(pool))) & 1  # a row per split: 1 where heavy keeps it
+        fits = np.isin(kept.sum(axis=1), sizes)
+        masks, kept = masks[fits], kept[fits]
+        was_heavy = np.arange(len(pool)) < len(search.held[heavy])
+        # +1 where a partition passes from heavy to light, -1 from light to heavy
+        passes = np.where(was_heavy, 1 - kept, -kept)
+        lags = np.array([p[0] for p in pool], dtype=np.float64)
+        rates = np.array([search.rates[p[1]] for p in pool], dtype=np.float64)
+        owners = [search.before.get(p[1]) for p in pool]
+        to_light = np.array([0 if o is None else (light != o) - (heavy != o) for o in owners])
+        best = self._pick(search, heavy, light, passes @ lags, passes @ rates, passes @ to_light)
+        allowed = (int(masks[k]) for k in best.tolist())
+        return next((mask for mask in allowed if search.split_allowed(heavy, light, mask)), None)
+
+    def best_trade(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
+        """Every trade of two partitions for one or two, or of one for two, weighed at once
+        (in order by kind, then heavy's subset, then light's)."""
+        n_heavy = len(search.held[heavy])
+        give, take = self._subsets(search, heavy, light), self._subsets(search, light, heavy)
+        pairs, lag, flow, moves = [], [], [], []
+        for given, taken in ((2, 2), (2, 1), (1, 2)):
+            if n_heavy - given + taken not in sizes:
+                continue
+            a, b = give[given], take[taken]
+            ia, ib = np.repeat(np.arange(len(a[0])), len(b[0])), np.tile(np.arange(len(b[0])), len(a[0]))
+            pairs += [(a[0], b[0], ia, ib)]
+            lag.append(a[1][ia] - b[1][ib])
+            flow.append(a[2][ia] - b[2][ib])
+            moves.append(a[3][ia] + b[3][ib])
+        if not lag:
+            return None
+        best = self._pick(
+            search, heavy, light, np.concatenate(lag), np.concatenate(flow), np.concatenate(moves)
+        )
+        starts = np.cumsum([0] + [len(x) for x in lag])
+        keep_all = (1 << n_heavy) - 1
+        for k in best.tolist():
+            kind = int(np.searchsorted(starts, k, side="right")) - 1
+            a_bits, b_bits, ia, ib = pairs[kind]
+            at = k - int(starts[kind])
+            mask = (keep_all ^ a_bits[ia[at]]) | (b_bits[ib[at]] << n_heavy)
+            if search.split_allowed(heavy, light, mask):
+                return mask
+        return None
+
+    def _subsets(self, search: Search, giver: str, taker: str) -> dict[int, tuple[np.ndarray, ...]]:
+        """Subsets of one and of two of ``giver``'s partitions that ``taker`` may receive: bit
+        masks (by place in ``giver``'s list, as Python integers), lags, inflows, moves added."""
+        held = search.held[giver]
+        ok = set(search.receivable(taker, giver)[0])
+        places = [k for k, p in enumerate(held) if p in ok]
+        _, lag, flow, moves = self._side(search, giver, taker)
+        bits = np.array([1 << k for k in places] or [0], dtype=object)[: len(places)]
+        x, y = np.triu_indices(len(places), 1)
+        return {
+            1: (bits, lag, flow, moves),
+            2: (bits[x] | bits[y], lag[x] + lag[y], flow[x] + flow[y], moves[x] + moves[y]),
+        }
+
+
+__all__ = ["Cost", "TimeObjective", "member_cost", "member_costs", "sooner"]
