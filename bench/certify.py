@@ -4,7 +4,7 @@ Seeded groups from 4 members x 12 partitions to 20 x 200 (identical subscription
 --mixed; lognormal, Zipf-like, hot-partition and zero-heavy lags). Per group it runs
 ``lag-optimal`` (no exact polish), the all-assignments bound ``lower_bound_max_lag``, the
 count-rules bound ``balanced_lower_bound_max_lag`` and the exact model of
-``lagassign.core.strategies.exact`` (HiGHS, --time-limit seconds per group), and prints per size:
+``lagassign.core.exact.lag_milp`` (HiGHS, --time-limit seconds per group), and prints per size:
 how often the plan is proven optimal, the worst ratio of its max lag to the optimum, each
 bound / optimum (median and minimum, over the groups the solver proved), and times.
 
@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 
 from lagassign.core.case import parse_case
+from lagassign.core.exact.lag_milp import solve, solver_available
 from lagassign.core.scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.exact import solve, solver_available
 from lagassign.core.synthetic import generate_case
 
 # (members, partitions range): 4 x 12 up to 20 x 200

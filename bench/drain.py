@@ -29,9 +29,9 @@ import time
 
 from lagassign.core.case import parse_case
 from lagassign.core.catchup import member_times
+from lagassign.core.exact.drain_bounds import drain_lower_bound
+from lagassign.core.exact.lag_milp import solver_available
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.drain_optimal import drain_lower_bound
-from lagassign.core.strategies.exact import solver_available
 
 SIZES = [(4, 12), (8, 40), (12, 100), (20, 200)]
 

@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, KAFKA_VERSION, kafka_assign, random_case, server_assign
 from lagassign.core.case import parse_case
+from lagassign.core.kafka_replay.constrained import kafka_constrained, kafka_constrained_cooperative
+from lagassign.core.kafka_replay.general import kafka_general, kafka_general_cooperative
 from lagassign.core.scoring import score
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.kafka_constrained import kafka_constrained, kafka_constrained_cooperative
-from lagassign.core.strategies.kafka_general import kafka_general, kafka_general_cooperative
 from server_fidelity import IDENTICAL, range_reason, server_cases, uniform_reason
 
 PAIRS = [("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")]

@@ -17,9 +17,9 @@ from lagassign.core.catchup import (
     seconds_to_catch_up,
 )
 from lagassign.core.errors import CaseError, StrategyRefusedError
+from lagassign.core.exact.drain_bounds import balanced_counts, proportional_counts
 from lagassign.core.gate import decide
 from lagassign.core.strategies import get_strategy, strategy_names
-from lagassign.core.strategies.drain_optimal import balanced_counts, proportional_counts
 
 
 @st.composite
@@ -277,7 +277,8 @@ def test_the_exact_search_beats_the_local_search_where_it_stops_short(monkeypatc
     search (its size limit set to 0) the local search alone misses it in some of them."""
     import random
 
-    from lagassign.core.strategies import drain_exact, drain_optimal
+    from lagassign.core.exact import drain_branch as drain_exact
+    from lagassign.core.strategies import drain_optimal
 
     rnd = random.Random(6)
     cases_ = [_skewed_case(rnd, 3, 10) for _ in range(12)]
@@ -303,8 +304,8 @@ def test_the_milp_bisection_finds_the_enumerated_optimum_and_proves_it():
     pytest.importorskip("highspy")
     import random
 
-    from lagassign.core.strategies.drain_milp import bisect_drain
-    from lagassign.core.strategies.drain_optimal import drain_lower_bound
+    from lagassign.core.exact.drain_bounds import drain_lower_bound
+    from lagassign.core.exact.drain_milp import bisect_drain
 
     rnd = random.Random(4)
     for _ in range(6):
@@ -331,7 +332,7 @@ def test_exact_budget_polishes_larger_groups_and_certifies_a_bound():
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from drain import make_case
-    from lagassign.core.strategies.drain_optimal import drain_lower_bound
+    from lagassign.core.exact.drain_bounds import drain_lower_bound
 
     rnd = random.Random(15)
     for _ in range(40):  # the bench's 4 x 12 groups come first
@@ -386,8 +387,8 @@ def test_the_heavy_partition_bound_never_passes_the_optimum_and_closes_the_hot_p
     does not)."""
     import random
 
-    from lagassign.core.strategies.drain_exact import heavy_bound
-    from lagassign.core.strategies.drain_optimal import counts_lower_bound, drain_lower_bound
+    from lagassign.core.exact.drain_bounds import counts_lower_bound, drain_lower_bound
+    from lagassign.core.exact.drain_branch import heavy_bound
 
     rnd = random.Random(9)
     for _ in range(8):
@@ -424,7 +425,7 @@ def test_the_pool_bound_of_mixed_subscriptions_is_a_bound_and_sees_a_crowded_top
     member's time where the metrics' bound sees one partition at a time."""
     import random
 
-    from lagassign.core.strategies.drain_optimal import drain_lower_bound, readers_drain_bound
+    from lagassign.core.exact.drain_bounds import drain_lower_bound, readers_drain_bound
 
     rnd = random.Random(5)
     for _ in range(8):

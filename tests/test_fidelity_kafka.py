@@ -10,9 +10,9 @@ import pytest
 from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
+from lagassign.core.kafka_replay.constrained import kafka_constrained, kafka_constrained_cooperative
+from lagassign.core.kafka_replay.general import kafka_general, kafka_general_cooperative
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.kafka_constrained import kafka_constrained, kafka_constrained_cooperative
-from lagassign.core.strategies.kafka_general import kafka_general, kafka_general_cooperative
 
 pytestmark = [
     pytest.mark.java,

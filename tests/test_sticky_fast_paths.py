@@ -12,8 +12,8 @@ import random
 
 import numpy as np
 from lagassign.core.case import parse_case
+from lagassign.core.dealing.fewer_moves import _INF, _PLAIN_FLOYD, _shortest
 from lagassign.core.model import GroupSnapshot
-from lagassign.core.strategies.fewer_moves import _INF, _PLAIN_FLOYD, _shortest
 from lagassign.core.strategies.lag import _deal
 from lagassign.core.strategies.sticky import _one_subscription_passes, _sticky_book
 from lagassign.core.synthetic import generate_case

@@ -25,11 +25,11 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
 4. The best search wins: smallest largest time, then fewest moves. Members that can never
    catch up (inflow at or above capacity) are ranked by how far their inflow exceeds capacity.
 5. Groups of up to 16 partitions (without ``max_moves``): an exact branch and bound
-   (``drain_exact``), under each count rule, either finds a plan that finishes strictly
+   (``exact.drain_branch``), under each count rule, either finds a plan that finishes strictly
    sooner or proves that none exists; a proved plan reports ``catch_up_optimal``.
 6. ``exact_budget`` (seconds, default off; needs the ``certify`` extra, highspy, as
    lag-optimal's does): larger groups whose plan is above the bound (and without
-   ``max_moves``) go to ``drain_milp``: bisection on the largest catch-up time under each
+   ``max_moves``) go to ``exact.drain_milp``: bisection on the largest catch-up time under each
    count rule, each step a bin-packing MILP, which either finds a plan that finishes sooner
    or proves a higher bound (``catch_up_bound`` on the plan). Within the budget it is
    deterministic; a run the budget cuts short keeps what it found by then. Without the option
@@ -51,131 +51,21 @@ partition and C1 three: both finish after 60 s, the bound (2,400 messages / 40 p
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable
-from itertools import accumulate
 
-from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_up, timed
+from ..catchup import capacity, inflow, lower_bound_catch_up, timed
 from ..errors import StrategyOptionError, StrategyRefusedError
+from ..exact.drain_bounds import Counts, count_rules, counts_lower_bound
+from ..exact.drain_branch import MAX_PARTITIONS, exact_drain
+from ..exact.drain_milp import TOLERANCE as MILP_TOLERANCE
+from ..exact.drain_milp import bisect_drain
+from ..exact.lag_milp import check_exact_budget
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..search.engine import CountRule, Layout, Search
 from ..search.time_objective import Cost, TimeObjective, member_cost
 from .base import CertifiedAssignment, Strategy, build
-from .drain_exact import MAX_PARTITIONS, exact_drain, heavy_bound
-from .drain_milp import TOLERANCE as MILP_TOLERANCE
-from .drain_milp import bisect_drain
-from .exact import check_exact_budget
 from .lag_optimal import LagOptimalStrategy, _tie_key
-
-#: (fewest, most) partitions per member id
-Counts = dict[str, tuple[int, int]]
-HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
-
-
-def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
-    """Member -> (fewest, most) partitions: floor and ceil of its capacity share of P."""
-    caps = capacity(group)
-    total = sum(caps.values())
-    n = len(group.assignable)
-    out = {}
-    for mid in group.member_ids:
-        share = n * caps[mid] / total
-        low = math.floor(share + 1e-9)
-        out[mid] = (low, low if abs(share - low) < 1e-9 else low + 1)
-    return out
-
-
-def balanced_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
-    """Member -> (fewest, most) partitions under lag-optimal's count rule: floor(P/N), ceil(P/N)."""
-    floor, extra = divmod(len(group.assignable), len(group.members))
-    return dict.fromkeys(group.member_ids, (floor, floor + (extra > 0)))
-
-
-def count_rules(group: GroupSnapshot) -> list[dict[str, tuple[int, int]] | None]:
-    """The counts drain-optimal plans under, each (fewest, most) per member; None: free.
-
-    With one shared subscription, counts in proportion to capacity, and lag-optimal's
-    balanced ones: proportional counts are the rule of thumb for unequal members, but where a
-    hot partition or inflow makes them cost time, the strategy built to catch up soonest must
-    not lose to the one that balances messages. With mixed subscriptions counts are free."""
-    if group.identical_subscriptions:
-        return [proportional_counts(group), balanced_counts(group)]
-    return [None]
-
-
-def drain_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
-    """A largest catch-up time no plan under drain-optimal's count rules beats: the smallest
-    of ``counts_lower_bound`` over ``count_rules``."""
-    return min(counts_lower_bound(group, counts, upper) for counts in count_rules(group))
-
-
-def counts_lower_bound(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, upper: float = math.inf
-) -> float:
-    """A largest catch-up time no plan under ``counts`` beats (None: free counts, as with
-    mixed subscriptions).
-
-    Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
-    least the partitions the others have no room for, and at best the lightest ones, so
-    T >= (k smallest lags) / (their capacity - (k smallest inflows)) with k that many; and
-    the heaviest partitions' best placement with every member topped up to its fewest
-    (``drain_exact.heavy_bound``); with mixed subscriptions, ``readers_drain_bound`` too. ``upper``,
-    the time of a plan in hand, lets that search stop early (the bound is then at most it).
-    """
-    bound = lower_bound_catch_up(group)
-    if not timed(group):
-        return bound
-    if counts is None:
-        counts = dict.fromkeys(group.member_ids, (0, len(group.assignable)))
-        if not group.identical_subscriptions:
-            bound = max(bound, readers_drain_bound(group))
-    lags = sorted(group.lag[tp] for tp in group.assignable)
-    rates = sorted(inflow(group)[tp] for tp in group.assignable)
-    lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
-    caps = capacity(group)
-    slow_first = sorted(group.member_ids, key=lambda m: (caps[m], m))
-    room_after = sum(counts[m][1] for m in slow_first)
-    cap_sum, low_sum = 0.0, 0
-    for mid in slow_first:
-        room_after -= counts[mid][1]
-        cap_sum += caps[mid]
-        low_sum += counts[mid][0]
-        k = min(len(lags), max(low_sum, len(lags) - room_after))
-        bound = max(bound, seconds_to_catch_up(lag_prefix[k], rate_prefix[k], cap_sum))
-    # the heaviest partitions placed every possible way (``drain_exact.heavy_bound``), as many
-    # of them as the search settles: members first, then a few more
-    for heavy in range(1, min(len(lags), len(caps) + HEAVY_EXTRA) + 1):
-        placed = heavy_bound(group, counts, heavy, upper)
-        if placed is None:
-            break
-        bound = max(bound, placed)
-    return min(bound, upper)
-
-
-def readers_drain_bound(group: GroupSnapshot) -> float:
-    """With mixed subscriptions: the partitions of the topics only members M read must drain
-    through M alone, T >= their lag / (capacity of M - their inflow), for M the readers of
-    one topic or of two topics together (every topic whose readers are all in M counts)."""
-    subs = {t: frozenset(m) for t, m in group.subscribers.items()}
-    caps, rates = capacity(group), inflow(group)
-    lag_of = dict.fromkeys(subs, 0)
-    rate_of = dict.fromkeys(subs, 0.0)
-    for tp in group.assignable:
-        lag_of[tp.topic] += group.lag[tp]
-        rate_of[tp.topic] += rates[tp]
-    readers = set(subs.values())
-    pools = readers | {a | b for a, b in itertools.combinations(sorted(readers, key=sorted), 2)}
-    bound = 0.0
-    for pool in pools:
-        inside = [t for t, m in subs.items() if m <= pool]
-        bound = max(
-            bound,
-            seconds_to_catch_up(
-                sum(lag_of[t] for t in inside), sum(rate_of[t] for t in inside), sum(caps[m] for m in pool)
-            ),
-        )
-    return bound
 
 
 class DrainOptimalStrategy(Strategy):
@@ -288,7 +178,7 @@ class _Planner:
         return found, exact.proven
 
     def polish(self, best: Search, budget: float) -> tuple[Search, bool, float | None]:
-        """``drain_milp``'s bisection from the plan under each count rule, ``budget`` shared
+        """``exact.drain_milp``'s bisection from the plan under each count rule, ``budget`` shared
         between them: a plan that finishes sooner replaces it (partitions then sent home where
         free); the bound certified (the smallest of the rules') is returned with whether the
         plan meets it."""
@@ -373,12 +263,4 @@ def _greedy(
     return layout
 
 
-__all__ = [
-    "DrainOptimalStrategy",
-    "balanced_counts",
-    "count_rules",
-    "counts_lower_bound",
-    "drain_lower_bound",
-    "proportional_counts",
-    "readers_drain_bound",
-]
+__all__ = ["DrainOptimalStrategy"]

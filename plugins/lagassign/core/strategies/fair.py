@@ -50,7 +50,7 @@ class _Circle:
 def fair(group: GroupSnapshot) -> list[list[int]]:
     """Partition indices per member index: topics most constrained first, each partition to
     the least-loaded subscriber (fewest partitions, then id), as with the least-loaded lookup
-    of ``loadbook.LoadBook``, one circle per subscription."""
+    of ``dealing.loadbook.LoadBook``, one circle per subscription."""
     circles = [_Circle(members) for members in group.class_members]
     number = {topics: i for i, topics in enumerate(group.subscriptions)}
     topic_circles: dict[str, list[_Circle]] = {}

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dealing.rounds import deal_rounds_plain
 from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build_indexed
-from .lagrounds import deal_rounds_plain
 
 
 class LagStrategy(Strategy):

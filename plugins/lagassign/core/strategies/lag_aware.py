@@ -7,7 +7,7 @@ partition of every topic, which breaks the KIP's own count guarantee. With mixed
 subscriptions a greedy pass can still leave a member 2+ partitions short of one it could take
 from; a repair pass then moves partitions, lightest first, until the KIP's two-case guarantee
 holds. Where every topic has one class of subscribers (identical subscriptions, or classes on
-topics of their own) the pass is dealt in rounds with numpy (``lagrounds``): the same answer,
+topics of their own) the pass is dealt in rounds with numpy (``dealing.rounds``): the same answer,
 without a heap step per partition.
 
 Option ``rack`` (KIP-881's racks: members' ``rack``, partitions' replica ``racks``): ``off``
@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..dealing.loadbook import LoadBook, balance_counts
+from ..dealing.rounds import rounds_layout
 from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, memo
-from .lagrounds import rounds_layout
-from .loadbook import LoadBook, balance_counts
 
 RACK_MODES = ("off", "prefer", "require")
 
@@ -62,7 +62,7 @@ def lag_aware_index(
     group: GroupSnapshot, tie_key: Callable[[str], object] | None = None
 ) -> list[list[int]] | None:
     """The lag-aware assignment (racks off) as partition indices per member index, each list in
-    dealing order, by rounds (``lagrounds``); None where rounds do not apply (some topic with
+    dealing order, by rounds (``dealing.rounds``); None where rounds do not apply (some topic with
     two classes of subscribers). With the default ties it is computed once per group."""
     if tie_key is not None:
         return rounds_layout(group, tie_key)

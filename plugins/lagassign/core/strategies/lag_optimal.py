@@ -27,7 +27,7 @@ Method, in short:
 5. Certificate: the search stops once the heaviest member reaches
    ``balanced_lower_bound_max_lag`` (no assignment under the count rules does better); the
    plan is then reported ``optimal``. Otherwise, with ``exact_budget`` seconds, the exact
-   model of ``exact.py`` (HiGHS) starts from the plan and either proves it optimal or
+   model of ``exact.lag_milp`` (HiGHS) starts from the plan and either proves it optimal or
    improves it (then tidied by the search: spread, moves sent home).
 
 Count rules (what the bound and the exact model assume too): with identical subscriptions
@@ -50,7 +50,7 @@ a swap is allowed only where the condition stays true. Options:
   rules and ``max_moves``.
 * ``rack`` (``off`` by default, or ``prefer``): with racks on members and replicas
   (KIP-881), the plan is polished with swaps of two partitions of one topic that make more
-  partitions rack-local without raising the largest lag (``racks.rack_local_swaps``): counts
+  partitions rack-local without raising the largest lag (``search.rack_swaps``): counts
   and guarantees unchanged. ``require`` is lag-aware's only: it breaks the count guarantee.
 
 Worked example: members A and B share topic t with lags 8, 7, 6, 5, 4, 2 (three partitions
@@ -87,16 +87,16 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import StrategyOptionError, StrategyRefusedError
+from ..exact.lag_milp import check_exact_budget, deal_to_owners, solve
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
+from ..search import bulk
 from ..search.engine import CountRule, IndexLayout, Layout, Search, layout_moves
 from ..search.lag_objective import LagObjective
-from . import lagbulk
+from ..search.rack_swaps import rack_local_swaps
 from .base import CertifiedAssignment, Strategy, build
-from .exact import check_exact_budget, deal_to_owners, solve
 from .lag import _layout as _lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
-from .racks import rack_local_swaps
 from .sticky import sticky_passes
 
 __all__ = ["LagOptimalStrategy", "meets_count_guarantee"]
@@ -265,8 +265,8 @@ class LagOptimalStrategy(Strategy):
         # groups keep Kafka's balance condition whatever it says.
         slack = self.count_slack if group.identical_subscriptions else 0
         floor = balanced_lower_bound_max_lag(group, slack)
-        if lagbulk.applies(group, self.max_moves, self.count_slack, self.rack):
-            positions, max_lag = lagbulk.plan(group, ties, floor)  # very large groups: numpy rounds
+        if bulk.applies(group, self.max_moves, self.count_slack, self.rack):
+            positions, max_lag = bulk.plan(group, ties, floor)  # very large groups: numpy rounds
             return CertifiedAssignment.indexed(self.name, group, positions, proven_optimal=max_lag <= floor)
         results: list[Search | Seed] = []
         fewest_moves = None
@@ -322,7 +322,7 @@ class LagOptimalStrategy(Strategy):
     def _polish(
         self, group: GroupSnapshot, best: Search | Seed, floor: int, slack: int, ties: dict[str, bytes]
     ) -> tuple[Search | Seed, bool]:
-        """The exact model (``exact.solve``) started from the search's answer, within the budget:
+        """The exact model (``exact.lag_milp.solve``) started from the search's answer, within the budget:
         a better answer replaces it (spread and moves then tidied by a search from there)."""
         result = solve(
             group, self.exact_budget, slack, self.max_moves, start=best.layout(), known_bound=floor

@@ -5,19 +5,21 @@
    least-loaded eligible member.
 3. While a member has two or more partitions more than an eligible member, it gives one
    away: the partitions it did not own before go first, so owned ones stay where they are.
-4. Mixed subscriptions, or racks that Kafka would use (``kafka_racks.sticky_uses_racks``): chains of
-   hand-overs that give more owned partitions back than they take, or make more partitions
-   rack-local, while the condition holds (``fewer_moves``). Without racks sticky moves no more
-   than Kafka's; with racks, rack locality comes before stickiness, as in Kafka's, except that
-   on one shared subscription an owned rack-local partition is kept first. With racks, passes
-   1-3 are replaced by Kafka's own rules with racks (``kafka_racks.kafka_rack_seed`` for one shared
-   subscription, ``kafka_racks.kafka_general_rack_seed`` for mixed ones), which the chains improve.
+4. Mixed subscriptions, or racks that Kafka would use (``kafka_replay.racks.sticky_uses_racks``):
+   chains of hand-overs that give more owned partitions back than they take, or make more
+   partitions rack-local, while the condition holds (``dealing.fewer_moves``). Without racks
+   sticky moves no more than Kafka's; with racks, rack locality comes before stickiness, as in
+   Kafka's, except that on one shared subscription an owned rack-local partition is kept
+   first. With racks, passes 1-3 are replaced by Kafka's own rules with racks
+   (``kafka_replay.racks.kafka_rack_seed`` for one shared subscription,
+   ``kafka_general_rack_seed`` for mixed ones), which the chains improve.
 5. Mixed subscriptions with racks (up to ``KAFKA_REPLAY_MEMBERS``): Kafka's own result is
-   replayed (``kafka_general``) and ours kept only where it moves no more and reads no fewer
-   rack-local partitions; else Kafka's, improved where neither count worsens
-   (``kafka_dominance``). cooperative-sticky holds its target against Kafka's cooperative one,
-   on one shared subscription with racks too (``kafka_constrained``, Kafka's constrained
-   builder rerun as its CooperativeStickyAssignor reruns it; no size limit, it is linear).
+   replayed (``kafka_replay.general``) and ours kept only where it moves no more and reads no
+   fewer rack-local partitions; else Kafka's, improved where neither count worsens
+   (``kafka_replay.dominance``). cooperative-sticky holds its target against Kafka's
+   cooperative one, on one shared subscription with racks too (``kafka_replay.constrained``,
+   Kafka's constrained builder rerun as its CooperativeStickyAssignor reruns it; no size
+   limit, it is linear).
 6. A fresh group without racks whose topics each have one subscription (Kafka's JMH groups):
    passes 1-3 give ``base.fresh_apart``'s layout, which is worked directly instead (same result).
 The result meets Kafka's balance condition (counts within one, or no member with 2+ fewer
@@ -42,14 +44,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 
+from ..dealing.fewer_moves import fewer_moves
+from ..dealing.loadbook import LoadBook, balance_counts
+from ..kafka_replay.constrained import kafka_constrained_cooperative
+from ..kafka_replay.dominance import dominating
+from ..kafka_replay.general import kafka_general, kafka_general_cooperative
+from ..kafka_replay.racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, memo
-from .fewer_moves import fewer_moves
-from .kafka_constrained import kafka_constrained_cooperative
-from .kafka_dominance import dominating
-from .kafka_general import kafka_general, kafka_general_cooperative
-from .kafka_racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
-from .loadbook import LoadBook, balance_counts
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
 #: general builder (its balance check costs members times partitions per hand-over; 1,000

@@ -32,8 +32,8 @@ partition from C1 (0 + 1 < 4), then the other (1 + 1 < 3), so both go to C0::
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
-from .kafka_cooperative import cooperative_rounds
-from .kafka_racks import sticky_uses_racks
+from .cooperative import cooperative_rounds
+from .racks import sticky_uses_racks
 
 
 def _java_hash(tp: TopicPartition) -> int:

@@ -52,7 +52,7 @@ print(json.dumps(out))
 
 def test_same_answer_whatever_the_hash_seed():
     """Sets iterate in hash order; the pass must not depend on it (strategies are deterministic)."""
-    tests = os.path.dirname(os.path.abspath(__file__))
+    tests = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
     answers = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
@@ -74,7 +74,7 @@ def test_big_groups_are_searched_in_blocks():
     import random
 
     from kafka_java import random_case
-    from lagassign.core.strategies.fewer_moves import MAX_MEMBERS
+    from lagassign.core.dealing.fewer_moves import MAX_MEMBERS
     from lagassign.core.strategies.sticky import sticky_passes
 
     rnd = random.Random(5)
@@ -124,7 +124,7 @@ def test_the_kept_bound_holds_for_every_balanced_layout():
     layout keeps, and every balanced layout's counts and topics lie in ``_count_ranges``."""
     import random
 
-    from lagassign.core.strategies.fewer_moves import _count_ranges, _most_kept, _State
+    from lagassign.core.dealing.fewer_moves import _count_ranges, _most_kept, _State
 
     rnd = random.Random(16)
     checked = 0
@@ -153,8 +153,8 @@ def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
     import random
 
     from kafka_java import random_case
-    from lagassign.core.strategies import fewer_moves as fm
-    from lagassign.core.strategies.loadbook import LoadBook
+    from lagassign.core.dealing import fewer_moves as fm
+    from lagassign.core.dealing.loadbook import LoadBook
     from lagassign.core.strategies.sticky import sticky_passes
 
     def run(group):
@@ -205,7 +205,7 @@ def test_a_chain_tried_leaves_what_apply_check_and_undo_leave():
     import copy
     import random
 
-    from lagassign.core.strategies.fewer_moves import _State, _stays, _violations
+    from lagassign.core.dealing.fewer_moves import _State, _stays, _violations
 
     rnd = random.Random(5)
     checked = stays = 0
@@ -243,6 +243,6 @@ def test_sticky_keeps_its_layout_on_a_group_a_repair_shortcut_changed() -> None:
     """group-003842 of the synthetic mix (10,000 groups, seed 7): a shortcut that tried each of
     a repair swap's ways once changed sticky's layout here (same 32 moves, another layout),
     although every chain it skipped had failed before. The layout every revision before gave."""
-    data = json.loads((Path(__file__).parent / "data" / "sticky_repair_case.json").read_text())
+    data = json.loads((Path(__file__).parents[2] / "data" / "sticky_repair_case.json").read_text())
     got = get_strategy("sticky").assign(parse_case(data["case"]))
     assert {mid: [list(tp) for tp in tps] for mid, tps in got.members.items()} == data["sticky"]

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..dealing.loadbook import LoadBook, balance_counts
 from ..model import GroupSnapshot, TopicPartition
-from .loadbook import LoadBook, balance_counts
 
 
 def sticky_uses_racks(group: GroupSnapshot) -> bool:

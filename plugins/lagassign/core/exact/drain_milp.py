@@ -15,9 +15,9 @@ finishes by it). Within a budget of seconds the answer is a plan and a bound aro
 
 Members alike (same capacity, subscription and counts) are interchangeable: within each such
 class the j-th member may hold only partitions from the j-th heaviest on, which removes their
-symmetric copies of every plan (as ``exact.py`` does for lag-optimal).
+symmetric copies of every plan (as ``lag_milp`` does for lag-optimal).
 
-HiGHS (``highspy``) is the optional ``certify`` extra; without it ``exact.solver_available()``
+HiGHS (``highspy``) is the optional ``certify`` extra; without it ``lag_milp.solver_available()``
 is False and nothing here runs.
 
 Example: three equal members, partitions of 6, 5, 4, 3, 2, 2 and 2 seconds of work, a plan of
@@ -41,7 +41,7 @@ from typing import Any
 
 from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
-from .exact import deal_to_owners
+from .lag_milp import deal_to_owners
 
 Layout = dict[str, list[TopicPartition]]
 #: bisection stops once the plan is within this factor of the certified bound

@@ -9,7 +9,7 @@ import pytest
 from lagassign.core.bounds import balanced_lower_bound_max_lag
 from lagassign.core.evaluate import run_strategy
 from lagassign.core.scoring import meets_count_guarantee
-from lagassign.core.strategies import lagbulk
+from lagassign.core.search import bulk as lagbulk
 from lagassign.core.strategies.drain_optimal import DrainOptimalStrategy
 from lagassign.core.strategies.examples import example
 from lagassign.core.strategies.lag_optimal import LagOptimalStrategy, _tie_key
@@ -127,7 +127,7 @@ def test_jmh_point_beats_the_python_search(variant, before):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import speed
     from lagassign.core.evaluate import parse_case
 

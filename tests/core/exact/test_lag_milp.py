@@ -11,12 +11,12 @@ from groups import cases, check_valid, kafka_balance_violation
 from hypothesis import given, settings
 from lagassign.core.case import parse_case
 from lagassign.core.errors import StrategyOptionError
+from lagassign.core.exact import lag_milp as exact_module
+from lagassign.core.exact.lag_milp import solver_available
 from lagassign.core.model import GroupSnapshot
 from lagassign.core.report import evaluation_table
 from lagassign.core.scoring import balanced_lower_bound_max_lag, count_range, lower_bound_max_lag, score
-from lagassign.core.strategies import exact as exact_module
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.exact import solver_available
 
 
 def _case(lags: list[int], members: int = 4, name: str = "g") -> dict:

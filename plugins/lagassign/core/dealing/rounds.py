@@ -9,7 +9,7 @@ go one each to its N members, the heaviest to the lightest (loads as the round b
 the tie key, then id), because a member that took one in this round has more partitions than
 every member that did not. So a round is one sort of N loads, done here with numpy on partition
 indices: no per-partition object and no heap, the same answer as ``loadbook.LoadBook``'s
-partition-by-partition pass (``tests/test_lag_fast_paths.py`` checks that on random groups).
+partition-by-partition pass (``tests/core/dealing/test_rounds.py`` checks that on random groups).
 
 Example: members A, B (ids in that order), lags 9, 7, 4, 3, 1. Round 0: 9 to A, 7 to B (both
 at 0, ties by id); round 1, A (9) is heavier than B (7): 4 to B, 3 to A; round 2: 1 to the

@@ -15,9 +15,9 @@ so the answer starts from Kafka's (1 move, 13 or more rack-local).
 
 from __future__ import annotations
 
+from ..dealing.fewer_moves import fewer_moves
+from ..dealing.loadbook import LoadBook
 from ..model import GroupSnapshot, TopicPartition
-from .fewer_moves import fewer_moves
-from .loadbook import LoadBook
 
 Layout = dict[str, list[TopicPartition]]
 

@@ -14,9 +14,9 @@ import pytest
 from groups import cases
 from hypothesis import given
 from lagassign.core.case import parse_case
+from lagassign.core.dealing.rounds import closed_classes, rounds_layout
 from lagassign.core.model import GroupSnapshot
 from lagassign.core.strategies.lag_aware import _lag_aware_book, lag_aware_index
-from lagassign.core.strategies.lagrounds import closed_classes, rounds_layout
 
 
 def _hashed(mid: str) -> bytes:

@@ -31,8 +31,8 @@ keeps t0-0 and t0-1 and C1 gets t0-2::
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
-from .kafka_cooperative import cooperative_rounds
-from .kafka_racks import sticky_uses_racks
+from .cooperative import cooperative_rounds
+from .racks import sticky_uses_racks
 
 Layout = dict[str, list[TopicPartition]]
 
