@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .model import NUMPY_FROM, GroupSnapshot, gc_paused
+from .shared import Shared
 
 #: a pool's lags: a list, or a numpy array for large pools
 Lags = Sequence[int] | np.ndarray
@@ -46,10 +47,7 @@ def lower_bound_max_lag(group: GroupSnapshot) -> int:
     Partitions of topics whose subscribers all lie within a set S can only go to S, so each
     such pool gives a bound; the whole group is one more pool. Computed once per group.
     """
-    key = ("lower-bound",)
-    if key not in group.memo:
-        group.memo[key] = _lower_bound_max_lag(group)
-    return group.memo[key]
+    return _LOWER_BOUND.get(group, lambda: _lower_bound_max_lag(group))
 
 
 def _lower_bound_max_lag(group: GroupSnapshot) -> int:
@@ -88,10 +86,7 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
 
     Both run with the cycle collector paused (``gc_paused``), as parsing and the strategies do.
     """
-    key = ("balanced-bound", count_slack)
-    if key not in group.memo:
-        group.memo[key] = _balanced_lower_bound_max_lag(group, count_slack)
-    return group.memo[key]
+    return _BALANCED_BOUND.get(group, lambda: _balanced_lower_bound_max_lag(group, count_slack), count_slack)
 
 
 def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int:
@@ -123,14 +118,13 @@ def _assignable_lags(group: GroupSnapshot) -> Lags:
     if len(index) >= NUMPY_FROM:
         everything = len(index) == len(group.lags)
         return group.lag_array if everything else group.lag_array[np.asarray(index, dtype=np.intp)]
-    key = ("assignable-lags-descending",)
-    desc = group.memo.get(key)
-    if desc is None:
-        lags = group.lags
-        desc = group.memo[key] = _Descending(
+    lags = group.lags
+    return _DESCENDING.get(
+        group,
+        lambda: _Descending(
             sorted(lags if len(index) == len(lags) else map(lags.__getitem__, index), reverse=True)
-        )
-    return desc
+        ),
+    )
 
 
 class _Descending(list[int]):
@@ -324,3 +318,8 @@ def _count_bound_python(desc: list[int], members: int, low: int, high: int) -> i
             )
         bound = max(bound, min(apart, shared))
     return bound
+
+
+_LOWER_BOUND: Shared[int] = Shared("lower bound on the max lag of any assignment")
+_BALANCED_BOUND: Shared[int] = Shared("lower bound on the max lag under the count rules, per count_slack")
+_DESCENDING: Shared[_Descending] = Shared("assignable lags, heaviest first")

@@ -11,6 +11,7 @@ from .errors import StrategyRefusedError
 from .model import GroupSnapshot, TopicPartition, gc_paused
 from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
+from .shared import Shared
 from .strategies import applicable_options, get_strategy, strategy_names
 
 
@@ -46,13 +47,10 @@ def run_strategy(
 
 def _pair_texts(group: GroupSnapshot) -> PairTexts:
     """The group's ``PairTexts``, one for all its results."""
-    texts = group.memo.get(_PAIR_TEXTS)
-    if texts is None:
-        texts = group.memo[_PAIR_TEXTS] = PairTexts(group.pairs)
-    return texts
+    return _PAIR_TEXTS.get(group, lambda: PairTexts(group.pairs))
 
 
-_PAIR_TEXTS = ("pair_texts",)
+_PAIR_TEXTS: Shared[PairTexts] = Shared("[topic, partition] texts of the group's partitions")
 
 
 @gc_paused
@@ -66,7 +64,7 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
     it keeps partitions as they are, also those of a topic their member no longer subscribes
     to, which the next rebalance takes away anyway."""
     topics = group.topics_of
-    texts = group.memo.get(_PAIR_TEXTS)
+    texts = _PAIR_TEXTS.peek(group)
     positions = result.positions_on(texts) if texts is not None else None
     if positions is None:
         assignment = result.assignment or {}

@@ -306,7 +306,6 @@ class GroupSnapshot:
         members: tuple[Member, ...],
         partitions: Mapping[TopicPartition, PartitionState] | None = None,
         auto_offset_reset: str = "latest",
-        memo: dict | None = None,
         *,
         columns: PartitionColumns | None = None,
     ) -> None:
@@ -315,8 +314,8 @@ class GroupSnapshot:
         self.group = group
         self.members = members
         self.auto_offset_reset = auto_offset_reset
-        #: results of pure functions of this group shared between strategies (see strategies.base.memo)
-        self.memo: dict = {} if memo is None else memo
+        #: values computed once per group and shared by strategies and scoring (``shared.Shared``)
+        self.shared: dict[tuple[object, object], object] = {}
         if partitions is not None:
             self.__dict__["partitions"] = partitions
         if columns is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .bounds import NUMPY_FROM, balanced_lower_bound_max_lag, count_range, lower
 from .catchup import catch_up_metrics, timed
 from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
+from .shared import Shared
 
 __all__ = [
     "balanced_lower_bound_max_lag",
@@ -242,7 +244,7 @@ def score_layout(
     lower = lower_bound_max_lag(group) if lower_bound is None else lower_bound
     balanced = balanced_lower_bound_max_lag(group) if balanced_bound is None else balanced_bound
     proofs = (getattr(assignment, "proven_optimal", False), getattr(assignment, "proven_catch_up", False))
-    scored = group.memo.setdefault(("scored",), [])
+    scored = _SCORED.get(group, list)
     for earlier, bounds, earlier_proofs, metrics, missing in scored:
         if bounds == (lower, balanced) and earlier_proofs == proofs and earlier == positions:
             return _copy(metrics), list(missing)
@@ -306,10 +308,7 @@ def _score(
 
 def _timed(group: GroupSnapshot) -> bool:
     """``catchup.timed``, once per group."""
-    key = ("timed",)
-    if key not in group.memo:
-        group.memo[key] = timed(group)
-    return group.memo[key]
+    return _TIMED.get(group, lambda: timed(group))
 
 
 def cross_rack(group: GroupSnapshot, assignment: Assignment) -> tuple[int, int]:
@@ -327,3 +326,10 @@ def cross_rack(group: GroupSnapshot, assignment: Assignment) -> tuple[int, int]:
                 parts += 1
                 lag += group.lag[tp]
     return parts, lag
+
+
+#: layouts scored on the group already, with what they were scored under (see ``score_layout``)
+_SCORED: Shared[list[tuple[Any, tuple[int, int], tuple[bool, bool], Metrics, list[int]]]] = Shared(
+    "layouts scored"
+)
+_TIMED: Shared[bool] = Shared("whether the group is planned in time")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
+from ..shared import Shared
 
 
 class Strategy(ABC):
@@ -81,14 +82,15 @@ def build_indexed(name: str, group: GroupSnapshot, layout: list[list[int]], **ex
     return Assignment.indexed(name, group, dict(zip(group.member_ids, layout, strict=True)), **extra)
 
 
-def memo(
-    group: GroupSnapshot, key: str, compute: Callable[[], dict[str, list[TopicPartition]]]
+def shared_layout(
+    key: Shared[dict[str, list[TopicPartition]]],
+    group: GroupSnapshot,
+    compute: Callable[[], dict[str, list[TopicPartition]]],
+    variant: Hashable = None,
 ) -> dict[str, list[TopicPartition]]:
     """A layout computed once per group and shared (evaluate runs sticky, cooperative-sticky
-    and lag-optimal's sticky seed on the same group); callers get their own lists."""
-    if key not in group.memo:
-        group.memo[key] = compute()
-    return {mid: list(tps) for mid, tps in group.memo[key].items()}
+    and lag-optimal's sticky seed on the same group); each caller gets its own lists."""
+    return {mid: list(tps) for mid, tps in key.get(group, compute, variant).items()}
 
 
 def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:

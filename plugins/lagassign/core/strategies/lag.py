@@ -22,6 +22,7 @@ import numpy as np
 
 from ..dealing.rounds import deal_rounds_plain
 from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
+from ..shared import Shared
 from .base import Strategy, build_indexed
 
 
@@ -42,13 +43,17 @@ def lag_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 def _layout(group: GroupSnapshot) -> list[list[int]]:
     """Partition indices per member index, sorted, computed once per group (read-only)."""
-    key = "lag-index"
-    if key not in group.memo:
+
+    def dealt() -> list[list[int]]:
         layout = _deal(group)
         for idx in layout:
             idx.sort()
-        group.memo[key] = layout
-    return group.memo[key]
+        return layout
+
+    return _LAYOUT.get(group, dealt)
+
+
+_LAYOUT: Shared[list[list[int]]] = Shared("lag's layout, partition indices per member index")
 
 
 def _deal(group: GroupSnapshot) -> list[list[int]]:

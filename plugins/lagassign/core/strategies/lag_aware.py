@@ -35,9 +35,14 @@ from ..dealing.loadbook import LoadBook, balance_counts
 from ..dealing.rounds import rounds_layout
 from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, memo
+from ..shared import Shared
+from .base import Strategy, build, shared_layout
 
 RACK_MODES = ("off", "prefer", "require")
+#: lag-aware's layout with the default ties, per rack mode; and dealt in rounds (None where
+#: rounds do not apply)
+_LAYOUT: Shared[dict[str, list[TopicPartition]]] = Shared("lag-aware's layout")
+_ROUNDS: Shared[list[list[int]] | None] = Shared("lag-aware's layout dealt in rounds")
 
 
 def lag_aware_layout(
@@ -54,8 +59,7 @@ def lag_aware_layout(
             return {mid: [tps[i] for i in idx] for mid, idx in zip(group.member_ids, index, strict=True)}
     if tie_key is not None:
         return _lag_aware_book(group, tie_key, rack).assignment()
-    key = "lag-aware" if rack == "off" else f"lag-aware:rack={rack}"
-    return memo(group, key, lambda: _lag_aware_book(group, rack=rack).assignment())
+    return shared_layout(_LAYOUT, group, lambda: _lag_aware_book(group, rack=rack).assignment(), rack)
 
 
 def lag_aware_index(
@@ -72,9 +76,7 @@ def lag_aware_index(
 
 def _rounds(group: GroupSnapshot) -> list[list[int]] | None:
     """``rounds_layout`` with the default ties, once per group (shared: read, never change)."""
-    if "lag-aware:index" not in group.memo:
-        group.memo["lag-aware:index"] = rounds_layout(group)
-    return group.memo["lag-aware:index"]
+    return _ROUNDS.get(group, lambda: rounds_layout(group))
 
 
 def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:

@@ -94,6 +94,7 @@ from ..search import bulk
 from ..search.engine import CountRule, IndexLayout, Layout, Search, layout_moves
 from ..search.lag_objective import LagObjective
 from ..search.rack_swaps import rack_local_swaps
+from ..shared import Shared
 from .base import CertifiedAssignment, Strategy, build
 from .lag import _layout as _lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
@@ -184,11 +185,10 @@ def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
 
 
 class _Kept(NamedTuple):
-    """A plan as the group's memo keeps it: its partition indices (or, for a plan not given as
-    indices, its partitions) per member, without the group. The plan itself points back at its
-    group (to read its indices), so keeping it in the group's memo made every planned group a
-    reference cycle, freed only by the cycle collector: at 10,000 groups, a collection of about
-    0.2 s after each Spark task."""
+    """A plan as the group keeps it (``_PLANS``): its partition indices (or, for a plan not
+    given as indices, its partitions) per member, without the group. The plan itself points
+    back at its group (to read its indices): kept as it is, every planned group would be a
+    reference cycle, freed only by the cycle collector."""
 
     positions: dict[str, list[int]] | None
     members: dict[str, list[TopicPartition]] | None
@@ -245,10 +245,8 @@ class LagOptimalStrategy(Strategy):
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on
         groups it cannot plan in time); each caller gets its own lists."""
-        key = ("lag-optimal", self.max_moves, self.count_slack, self.exact_budget, self.rack)
-        kept = group.memo.get(key)
-        if kept is None:
-            kept = group.memo[key] = _Kept.of(self._plan(group), group)
+        options = (self.max_moves, self.count_slack, self.exact_budget, self.rack)
+        kept = _PLANS.get(group, lambda: _Kept.of(self._plan(group), group), options)
         if kept.positions is not None:
             positions = {mid: list(idx) for mid, idx in kept.positions.items()}
             return CertifiedAssignment.indexed(
@@ -339,6 +337,8 @@ class LagOptimalStrategy(Strategy):
 
 
 _LAG = LagObjective()
+#: the plan, per group and options (drain-optimal asks for it again)
+_PLANS: Shared[_Kept] = Shared("lag-optimal's plan")
 
 
 def _search(

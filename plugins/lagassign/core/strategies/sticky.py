@@ -51,7 +51,8 @@ from ..kafka_replay.dominance import dominating
 from ..kafka_replay.general import kafka_general, kafka_general_cooperative
 from ..kafka_replay.racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
 from ..model import Assignment, GroupSnapshot, TopicPartition
-from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, memo
+from ..shared import Shared
+from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, shared_layout
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
 #: general builder (its balance check costs members times partitions per hand-over; 1,000
@@ -59,10 +60,16 @@ from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, memo
 #: 5.1 s CPU, so Kafka's JMH size, 10,000 members and 100,000 partitions, would take minutes)
 KAFKA_REPLAY_MEMBERS = 1000
 
+# the layouts computed once per group (see the functions that return them)
+_STICKY: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's layout")
+_COOPERATIVE: Shared[dict[str, list[TopicPartition]]] = Shared("cooperative-sticky's target layout")
+_PASSES: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's passes 1-3")
+_OURS: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's own layout, before Kafka's is weighed")
+
 
 def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """The sticky target assignment shared by sticky and cooperative-sticky (computed once)."""
-    return memo(group, "sticky", lambda: _sticky_assignment(group))
+    return shared_layout(_STICKY, group, lambda: _sticky_assignment(group))
 
 
 def cooperative_sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
@@ -71,7 +78,7 @@ def cooperative_sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicP
     follow-up rebalances."""
     if not (_kafka_comparable(group) or (group.identical_subscriptions and sticky_uses_racks(group))):
         return sticky_assignment(group)
-    return memo(group, "cooperative-sticky", lambda: _sticky_assignment(group, cooperative=True))
+    return shared_layout(_COOPERATIVE, group, lambda: _sticky_assignment(group, cooperative=True))
 
 
 def _kafka_comparable(group: GroupSnapshot) -> bool:
@@ -86,8 +93,8 @@ def _kafka_comparable(group: GroupSnapshot) -> bool:
 def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Passes 1-3 only (computed once): lag-optimal's sticky seed, which its own search then
     improves, so its results do not depend on pass 4."""
-    return memo(
-        group, "sticky-passes", lambda: _one_subscription_passes(group) or _sticky_book(group).assignment()
+    return shared_layout(
+        _PASSES, group, lambda: _one_subscription_passes(group) or _sticky_book(group).assignment()
     )
 
 
@@ -125,7 +132,7 @@ def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
         fewer_moves(group, book, racks)
         return book.assignment()
 
-    return memo(group, "sticky-ours", plan)
+    return shared_layout(_OURS, group, plan)
 
 
 def _sticky_book(group: GroupSnapshot) -> LoadBook:
