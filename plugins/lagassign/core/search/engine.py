@@ -1,15 +1,16 @@
 """One local search: the costliest member exchanges partitions with cheaper ones, under count
 rules, until no exchange lowers it.
 
-A ``Search`` holds one layout (who holds which partitions, each member's lag, inflow, count
-and cost, and the moves from the current owners). What a member costs, and which exchange or
-re-split between two members is best, is the objective's (``objectives``); the rest is here:
+A ``Search`` is a ``state.State`` (one layout under count rules) and the way to improve it.
+What a member costs, and which exchange or re-split between two members is best, is the
+objective's (``lag_objective``, ``time_objective``); the rest is here:
 
 1. Descent: the costliest member (equal costs: the smallest tie key) looks for an exchange
    with the cheapest few members, then with every cheaper one (those holding the smallest
    partitions first: a member stuck with one huge partition can only trade its small ones
    for smaller ones, wherever they are), then for a re-split with one of the cheapest few
-   (their partitions pooled and dealt out again: several for several). A step is taken only
+   (their partitions pooled and dealt out again; where the pool is too large, or the two
+   subscriptions differ, a trade of two partitions for one or two). A step is taken only
    if both members end strictly below the costliest one's old cost, so the sorted costs fall
    lexicographically (the largest first, then the spread) and the search always ends.
 2. Sweep: every member, costliest first, exchanges with the cheapest few while that helps.
@@ -20,32 +21,19 @@ re-split between two members is best, is the objective's (``objectives``); the r
    ``WORK_PER_ITEM`` exchanges looked at per member and partition, so huge groups end with
    what the search reached by then.
 
-Count rules (``CountRule``): each member's count stays within its range (a partition passes
-from one member to another only where the giver keeps its fewest and the taker stays within
-its most); or counts stay as they start and a member receives a partition only where no
-subscriber of its topic holds two or more fewer partitions (Kafka's balance condition).
-
-Partitions are the group's partition indices (``GroupSnapshot.columns``) paired with their
-lag, ``(lag, index)``: each member's list is kept sorted, so its lightest partitions come first.
+With ``best_partner`` (the time objective) a step takes the best exchange with any other
+member instead of the first the cheapest allow: with unequal capacities the cheapest member
+is not always the one to trade with.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from ..model import GroupSnapshot, TopicPartition
-
-#: (lag, partition index): a member's partitions sort by lag, then index
-Held = tuple[int, int]
-#: partition indices per member id
-IndexLayout = dict[str, list[int]]
-Layout = dict[str, list[TopicPartition]]
-#: an exchange: p leaves the costlier member; q (None: a hand-over) comes back
-Exchange = tuple[Held, Held | None]
-_T = TypeVar("_T")
+from ..model import GroupSnapshot
+from .state import CountRule, Exchange, Held, IndexLayout, Layout, State, layout_moves, small_subsets
 
 # Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
 # many per member and per partition of the group.
@@ -70,7 +58,7 @@ class Objective(Protocol):
     #: cheapest members allow (see ``Search._improve_member``)
     best_partner: bool
 
-    def cost_with(self, search: Search, mid: str, load: int, flow: float) -> Any:
+    def cost_with(self, search: State, mid: str, load: int, flow: float) -> Any:
         """``mid``'s cost holding ``load`` of lag with ``flow`` of inflow: comparable, smaller
         is better."""
 
@@ -98,25 +86,8 @@ class Objective(Protocol):
         cost of the two ends lowest and strictly below ``heavy``'s; None when none does."""
 
 
-@dataclass(frozen=True)
-class CountRule:
-    """The counts a search keeps: (fewest, most) partitions per member id, or, with
-    ``ranges`` None, counts as they start and Kafka's balance condition on every receipt."""
-
-    ranges: dict[str, tuple[int, int]] | None
-
-    @classmethod
-    def balanced(cls, counts: dict[str, int], slack: int = 0) -> CountRule:
-        """lag-optimal's rule: where all counts are within one of each other, every count
-        between floor(P/N) - ``slack`` and ceil(P/N) + ``slack``; otherwise frozen counts."""
-        if max(counts.values()) - min(counts.values()) > 1:
-            return cls(None)
-        floor, extra = divmod(sum(counts.values()), len(counts))
-        return cls(dict.fromkeys(counts, (floor - slack, floor + (extra > 0) + slack)))
-
-
-class Search:
-    """Mutable state of one local search (see the module doc)."""
+class Search(State):
+    """A layout and the search that improves it (see the module doc)."""
 
     def __init__(
         self,
@@ -127,208 +98,14 @@ class Search:
         ties: dict[str, bytes],
         max_moves: int | None = None,
     ) -> None:
-        """``layout``: partition indices per member id; ``ties``: each member id's tie key."""
-        self.group = group
-        self.objective = objective
-        self.tie = ties
-        self.max_moves = max_moves
-        lags = group.lags
-        self.topic = group.columns.topics  # topic of each partition index
-        self.topics = group.topics_of
-        self.before = _owners(group)
-        self.held = {mid: sorted([(lags[i], i) for i in idx]) for mid, idx in layout.items()}
-        # each member's lags, in the order of its held list: kept alongside it on every change
-        self.lags_of = {mid: [lag for lag, _ in held] for mid, held in self.held.items()}
-        self.load = {mid: sum(lg) for mid, lg in self.lags_of.items()}
-        # inflow per partition index and per member, kept only where the objective reads it
-        self.rates: list[float] = []
-        self.flow: dict[str, float] = {}
-        if objective.timed:
-            rates = group.columns.rates or [None] * len(lags)
-            self.rates = [r or 0.0 for r in rates]
-            self.flow = {mid: sum(self.rates[i] for i in idx) for mid, idx in layout.items()}
-        self.count = {mid: len(held) for mid, held in self.held.items()}
-        self.moves = _moves(group, self.before, layout)
-        self.kafka_balance = rule.ranges is None
-        self.ranges = rule.ranges or {mid: (n, n) for mid, n in self.count.items()}
-        self._min_count: dict[str, int] | None = None
-        # members that hold only topics they subscribe to: two whose subscriptions share no
-        # topic can then exchange nothing
-        self._held_subscribed = all(
-            self.topics[m].issuperset(map(self.topic.__getitem__, idx)) for m, idx in layout.items()
-        )
-        self._apart_cache: dict[tuple[int, int], bool] = {}
-        # every member may receive every partition it could be offered: one subscription, of
-        # every topic held, and counts that may move
-        self._receives_all = (
-            not self.kafka_balance and self._held_subscribed and len({self.topics[m] for m in self.held}) == 1
-        )
-        self.cost = {
-            mid: objective.cost_with(self, mid, self.load[mid], self.flow.get(mid, 0.0)) for mid in self.held
-        }
-        # members by (cost, tie): the cheapest first, the costliest last
-        self._ranked = sorted((cost, ties[mid], mid) for mid, cost in self.cost.items())
-        self._scans = 0
-        self._derived: dict[str, dict[Hashable, Any]] = {}  # see ``derived``
-        # changes per member, and the pairs (with the changes and moves they rest on) a
-        # re-split found nothing for: the same pair meets the same pool again after a sweep
-        self._changes = dict.fromkeys(self.held, 0)
-        self._no_split: set[tuple[str, int, str, int, int]] = set()
-        self._order: list[str] = []
+        super().__init__(group, layout, objective, rule, ties, max_moves)
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
-
-    # -- the rules ---------------------------------------------------------------------------
-
-    def may_hand_over(self, giver: str, taker: str) -> bool:
-        """Whether one partition may pass from ``giver`` to ``taker`` under the count rules."""
-        return self.count[giver] > self.ranges[giver][0] and self.count[taker] < self.ranges[taker][1]
-
-    def may_receive(self, mid: str, index: int) -> bool:
-        """Whether ``mid`` may take partition ``index``: it subscribes to its topic, and with
-        frozen counts Kafka's balance condition stays true."""
-        topic = self.topic[index]
-        if topic not in self.topics[mid]:
-            return False
-        return not self.kafka_balance or self._fewest(topic) > self.count[mid] - 2
-
-    def _fewest(self, topic: str) -> int:
-        """Smallest count among the topic's subscribers (counts are frozen where this is asked)."""
-        if self._min_count is None:
-            self._min_count = {
-                t: min(self.count[mid] for mid in subs) for t, subs in self.group.subscribers.items()
-            }
-        return self._min_count[topic]
-
-    def receivable(self, taker: str, giver: str) -> tuple[list[Held], list[int]]:
-        """The partitions of ``giver`` that ``taker`` may receive, and their lags."""
-        if self._receives_all:
-            return self.held[giver], self.lags_of[giver]
-        return self.derived(giver, ("receivable", taker), lambda: self._receivable(taker, giver))
-
-    def _receivable(self, taker: str, giver: str) -> tuple[list[Held], list[int]]:
-        topics = self.topics[taker]
-        if self.kafka_balance:
-            count = self.count[taker]
-            topics = frozenset(t for t in topics if self._fewest(t) > count - 2)
-        held, topic = self.held[giver], self.topic
-        if self._held_subscribed and self.topics[giver] <= topics:
-            return held, self.lags_of[giver]
-        out = [p for p in held if topic[p[1]] in topics]
-        return out, [lag for lag, _ in out]
-
-    def derived(self, mid: str, key: Hashable, compute: Callable[[], _T]) -> _T:
-        """A value computed from ``mid``'s partitions (and what does not change during the
-        search), kept until they change."""
-        kept = self._derived.setdefault(mid, {})
-        if key not in kept:
-            kept[key] = compute()
-        return kept[key]
-
-    def move_cost(self, index: int, src: str, dst: str) -> int:
-        """How the moves change when partition ``index`` passes from ``src`` to ``dst``."""
-        owner = self.before.get(index)
-        if owner is None:
-            return 0
-        return (dst != owner) - (src != owner)
-
-    def allowed(self, heavy: str, light: str, p: Held, q: Held | None) -> int | None:
-        """The change in moves of an exchange, or None where subscriptions, counts or
-        ``max_moves`` forbid it."""
-        if not self._receives_all and (
-            not self.may_receive(light, p[1]) or (q is not None and not self.may_receive(heavy, q[1]))
-        ):
-            return None
-        cost = self.move_cost(p[1], heavy, light)
-        if q is not None:
-            cost += self.move_cost(q[1], light, heavy)
-        if self.max_moves is not None and self.moves + cost > self.max_moves:
-            return None
-        return cost
-
-    def split_allowed(self, heavy: str, light: str, keep: int) -> bool:
-        """Whether ``heavy`` may keep the partitions of mask ``keep`` (over both members'
-        partitions) and ``light`` the rest: receipts allowed, within ``max_moves``."""
-        pool = self.held[heavy] + self.held[light]
-        n_heavy = len(self.held[heavy])
-        cost = 0
-        for i, p in enumerate(pool):
-            stays = bool(keep >> i & 1)
-            was_heavy = i < n_heavy
-            if stays == was_heavy:
-                continue
-            src, dst = (heavy, light) if was_heavy else (light, heavy)
-            if not self.may_receive(dst, p[1]):
-                return False
-            cost += self.move_cost(p[1], src, dst)
-        return self.max_moves is None or self.moves + cost <= self.max_moves
-
-    def _apart(self, heavy: str, light: str) -> bool:
-        """Whether no exchange can be allowed because ``light`` subscribes to none of the topics
-        ``heavy`` holds (e.g. Kafka's benchmark buckets): known per pair of subscriptions."""
-        if not self._held_subscribed:
-            return False
-        a, b = self.topics[heavy], self.topics[light]
-        key = (id(a), id(b))
-        apart = self._apart_cache.get(key)
-        if apart is None:
-            apart = self._apart_cache[key] = a.isdisjoint(b)
-        return apart
-
-    # -- changes -----------------------------------------------------------------------------
-
-    def apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
-        """Hand ``p`` from giver to taker and, for a swap, ``q`` back."""
-        self._move(giver, taker, p)
-        if q is not None:
-            self._move(taker, giver, q)
-        self._reranked(giver, taker)
-
-    def _move(self, giver: str, taker: str, p: Held) -> None:
-        self.moves += self.move_cost(p[1], giver, taker)
-        held, lags = self.held[giver], self.lags_of[giver]
-        i = bisect_left(held, p)  # held lists are sorted and hold each pair once
-        del held[i], lags[i]
-        held, lags = self.held[taker], self.lags_of[taker]
-        i = bisect_left(held, p)
-        held.insert(i, p)
-        lags.insert(i, p[0])
-        self.load[giver] -= p[0]
-        self.load[taker] += p[0]
-        if self.rates:
-            self.flow[giver] -= self.rates[p[1]]
-            self.flow[taker] += self.rates[p[1]]
-        self.count[giver] -= 1
-        self.count[taker] += 1
-        self._derived.pop(giver, None)
-        self._derived.pop(taker, None)
-        self._changes[giver] += 1
-        self._changes[taker] += 1
-
-    def small_subsets(self, giver: str, taker: str) -> dict[int, list[tuple[int, int]]]:
-        """``small_subsets`` of the partitions of ``giver`` that ``taker`` may receive (bit
-        masks by place in ``giver``'s list)."""
-
-        def subsets() -> dict[int, list[tuple[int, int]]]:
-            ok = set(self.receivable(taker, giver)[0])
-            return small_subsets([(p[0], i) for i, p in enumerate(self.held[giver]) if p in ok])
-
-        return self.derived(giver, ("subsets", taker), subsets)
-
-    def _reranked(self, *members: str) -> None:
-        """Members whose partitions changed: their costs and places in the ranking."""
-        for m in members:
-            old = (self.cost[m], self.tie[m], m)
-            del self._ranked[bisect_left(self._ranked, old)]
-            self.cost[m] = self.objective.cost_with(self, m, self.load[m], self.flow.get(m, 0.0))
-            insort(self._ranked, (self.cost[m], self.tie[m], m))
-
-    # -- which members to pair ---------------------------------------------------------------
-
-    def heaviest(self) -> str:
-        """The costliest member; among equal costs the smallest tie key."""
-        ranked = self._ranked
-        return ranked[bisect_left(ranked, (ranked[-1][0],))][2]
+        self._scans = 0
+        self._order: list[str] = []
+        # the pairs (with the changes and moves they rest on) a re-split found nothing for:
+        # the same pair meets the same pool again after a sweep
+        self._no_split: set[tuple[str, int, str, int, int]] = set()
 
     def _cheapest(self, k: int) -> list[str]:
         return [entry[2] for entry in self._ranked[:k]]
@@ -376,11 +153,6 @@ class Search:
                 stuck.add(light)
         return False
 
-    @property
-    def ranked(self) -> list[tuple[Any, bytes, str]]:
-        """(cost, tie, member) of every member, cheapest first (read, never change)."""
-        return self._ranked
-
     def _others(self, heavy: str) -> list[str]:
         """Every member but ``heavy``, cheapest first: with unequal members (time) an exchange
         can leave both below ``heavy`` even with a member that costs as much."""
@@ -397,30 +169,6 @@ class Search:
         light, (p, q) = found
         self.apply(heavy, light, p, q)
         return True
-
-    def cost_after(self, mid: str, out: Held | None, into: Held | None) -> Any:
-        """``mid``'s cost after giving ``out`` away and taking ``into``."""
-        load, flow = self.load[mid], self.flow.get(mid, 0.0)
-        if out is not None:
-            load, flow = load - out[0], flow - (self.rates[out[1]] if self.rates else 0.0)
-        if into is not None:
-            load, flow = load + into[0], flow + (self.rates[into[1]] if self.rates else 0.0)
-        return self.objective.cost_with(self, mid, load, flow)
-
-    def _split_cost(self, heavy: str, light: str, keep: int) -> Any:
-        """The larger cost of the two after ``heavy`` keeps mask ``keep`` of both's partitions."""
-        pool = self.held[heavy] + self.held[light]
-        rates = self.rates or [0.0] * len(self.topic)
-        lag = sum(p[0] for i, p in enumerate(pool) if keep >> i & 1)
-        flow = sum(rates[p[1]] for i, p in enumerate(pool) if keep >> i & 1)
-        total_lag = self.load[heavy] + self.load[light]
-        total_flow = self.flow.get(heavy, 0.0) + self.flow.get(light, 0.0)
-        return max(
-            self.objective.cost_with(self, heavy, lag, flow),
-            self.objective.cost_with(self, light, total_lag - lag, total_flow - flow),
-        )
-
-    # -- the search --------------------------------------------------------------------------
 
     def run(self, floor: Any = None, sweep: bool = True) -> None:
         """Lower the costliest member while possible, then (``sweep``) the others for the
@@ -557,58 +305,15 @@ class Search:
                             insort(away[mid], q)
                         break
 
-    # -- results -----------------------------------------------------------------------------
 
-    def layout(self) -> Layout:
-        """TopicPartitions per member id, each member's by lag."""
-        tps = self.group.tps
-        return {mid: [tps[i] for _, i in held] for mid, held in self.held.items()}
-
-    def layout_index(self) -> IndexLayout:
-        """Partition indices per member id, each member's by lag."""
-        return {mid: [i for _, i in held] for mid, held in self.held.items()}
-
-    @property
-    def max_cost(self) -> Any:
-        return self._ranked[-1][0]
-
-    @property
-    def max_lag(self) -> int:
-        return max(self.load.values())
-
-    @property
-    def spread(self) -> int:
-        return self.max_lag - min(self.load.values())
-
-
-def small_subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
-    """Subsets of one or two of ``items``, (lag, place), as (sum of lags, bit mask of their
-    places), by size, each sorted."""
-    ones = [(lag, 1 << i) for lag, i in items]
-    twos = [(a[0] + b[0], a[1] | b[1]) for k, a in enumerate(ones) for b in ones[:k]]
-    ones.sort()
-    twos.sort()
-    return {1: ones, 2: twos}
-
-
-def _owners(group: GroupSnapshot) -> dict[int, str]:
-    """Current owner id of each owned partition index (owned partitions the group lists)."""
-    ids = group.member_ids
-    return {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0} if group.owned_count else {}
-
-
-def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
-    """Owned partitions that end with another owner, or with none (also those the group does
-    not list, or whose topic nobody subscribes to any more: they move whatever we do)."""
-    if not group.owned_count:
-        return 0
-    kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
-    return group.owned_count - kept
-
-
-def layout_moves(group: GroupSnapshot, layout: IndexLayout) -> int:
-    """``_moves`` of a layout given as partition indices per member id."""
-    return _moves(group, _owners(group), layout)
-
-
-__all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "Objective", "Search", "layout_moves"]
+__all__ = [
+    "CountRule",
+    "Exchange",
+    "Held",
+    "IndexLayout",
+    "Layout",
+    "Objective",
+    "Search",
+    "layout_moves",
+    "small_subsets",
+]

@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 
 from . import lag_numpy
 from .engine import Exchange, Held, Search
+from .state import State
 
 
 class LagObjective:
@@ -26,7 +27,7 @@ class LagObjective:
     #: pools of up to 20 partitions are re-split (meet in the middle: 2^10 subsets per half)
     resplit_max = 20
 
-    def cost_with(self, search: Search, mid: str, load: int, flow: float) -> int:
+    def cost_with(self, search: State, mid: str, load: int, flow: float) -> int:
         return load
 
     def swap_window(self, search: Search, mid: str, home: str, p: Held, lo: int, hi: int) -> tuple[int, int]:

@@ -18,6 +18,7 @@ import numpy as np
 from ..catchup import capacity
 from ..model import GroupSnapshot
 from .engine import Exchange, Held, Search
+from .state import State
 
 #: (seconds, inflow above capacity, lag): smaller is better
 Cost = tuple[float, float, float]
@@ -91,7 +92,7 @@ class TimeObjective:
         for k, m in enumerate(group.members):
             self.reads[k, [topic_number[t] for t in m.topics if t in topic_number]] = True
 
-    def cost_with(self, search: Search, mid: str, load: int, flow: float) -> Cost:
+    def cost_with(self, search: State, mid: str, load: int, flow: float) -> Cost:
         return member_cost(load, flow, self.capacity[mid])
 
     def swap_window(
