@@ -8,16 +8,16 @@ developer starts by hand is the one the tests start. Three kinds (``LAGASSIGN_BR
   wraps it in a second process that a SIGTERM does not reach. It never evicts a dead member.
 * ``kafka4``: Apache Kafka 4.4.0 (``org.apache.kafka:kafka_2.13`` and its dependencies, fetched
   once by Maven into ``var/kafka/4.4.0/``), one KRaft node that is broker and controller, on
-  127.0.0.1:39092 (controller 39093); both rebalance protocols, classic and consumer (KIP-848).
+  127.0.0.1:19292 (controller 19293); both rebalance protocols, classic and consumer (KIP-848).
   The test suite's broker.
-* ``kafka3``: Apache Kafka 3.9.2, the last 3.x line, the same way on 127.0.0.1:49092 (classic
+* ``kafka3``: Apache Kafka 3.9.2, the last 3.x line, the same way on 127.0.0.1:19492 (classic
   protocol only: KIP-848 was a preview in 3.x).
 
 State (pid files, data, logs) lives under ``var/broker/<kind>/`` in the repository; a JVM
 broker's log is ``var/broker/<kind>/kafka.log``.
 
 ``LAGASSIGN_BROKER_INSTANCE=test`` names a second broker of each kind, with its own state
-(``var/broker/test/<kind>/``) and ports (each 100 higher: kafka4 on 39192): the tests' broker,
+(``var/broker/test/<kind>/``) and ports (each 100 higher: kafka4 on 19392): the tests' broker,
 so that a test run neither reads nor leaves groups on the broker a developer or ``make demo``
 started. ``start_private`` starts one more on free ports in a folder of the caller's (a test's
 second cluster, or a broker with its own settings).
@@ -50,16 +50,18 @@ class Release:
     """An Apache Kafka release run from Maven Central's jars: version, ports, logging binding."""
 
     version: str
-    port: int  # the client listener; the controller listens one higher
+    port: int  # the client listener; the controller listens one higher. Below 32768: ports in
+    # Linux's ephemeral range (32768-60999) can be held by any client's outgoing connection,
+    # and a broker then fails to bind (a CI run lost its Kafka 3.9 pass to that on 49192)
     logging: tuple[str, ...]  # Maven coordinates of the SLF4J binding the broker lacks at run time
     protocols: tuple[str, ...]  # group rebalance protocols the broker serves
 
 
 RELEASES = {
     "kafka4": Release(
-        "4.4.0", 39092, ("org.apache.logging.log4j:log4j-slf4j-impl:2.25.5",), ("classic", "consumer")
+        "4.4.0", 19292, ("org.apache.logging.log4j:log4j-slf4j-impl:2.25.5",), ("classic", "consumer")
     ),
-    "kafka3": Release("3.9.2", 49092, ("org.slf4j:slf4j-reload4j:1.7.36",), ("classic",)),
+    "kafka3": Release("3.9.2", 19492, ("org.slf4j:slf4j-reload4j:1.7.36",), ("classic",)),
 }
 #: Kafka 4's version: the Java harness takes Kafka's own assignors at the same version
 KAFKA4_VERSION = RELEASES["kafka4"].version
@@ -130,10 +132,25 @@ def state_dir(kind: str) -> Path:
 
 
 def describe(kind: str) -> Broker:
-    """The connection facts of a broker kind (whether or not it is running)."""
+    """The connection facts of a broker kind (whether or not it is running). A JVM broker that
+    runs keeps the port it was started with (its ``server.properties``), even if ours moved."""
     if kind == "noida":
         return Broker("noida", f"127.0.0.1:{port(NOIDA_PORT)}")
-    return Broker(kind, f"127.0.0.1:{port(RELEASES[kind].port)}")
+    folder = state_dir(kind)
+    started = _started_port(folder) if _read_pid(folder, "kafka") is not None else None
+    return Broker(kind, f"127.0.0.1:{started or port(RELEASES[kind].port)}")
+
+
+def _started_port(folder: Path) -> int | None:
+    """The client port in a JVM broker's ``server.properties``, if it can be read."""
+    try:
+        lines = (folder / "server.properties").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("advertised.listeners="):
+            return int(line.rsplit(":", 1)[1])
+    return None
 
 
 # --- process bookkeeping -------------------------------------------------------------------

@@ -3,7 +3,7 @@
 ``broker`` (session): the tests' own broker of the kind chosen by ``LAGASSIGN_BROKER`` (kafka4,
 Apache Kafka 4 in KRaft mode, the default; noida, the demo's; or kafka3), started fresh through
 ``scripts/brokerctl.py`` (the code behind ``scripts/broker``) as its ``test`` instance (own state
-under ``var/broker/test/``, ports 100 higher: kafka4 on 39192) and stopped at the end. The
+under ``var/broker/test/``, ports 100 higher: kafka4 on 19392) and stopped at the end. The
 broker ``make demo`` or a developer started is never touched: a test run leaves no group on it.
 A test broker already started with ``LAGASSIGN_BROKER_INSTANCE=test scripts/broker start`` is
 reused and left running;
