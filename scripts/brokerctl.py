@@ -553,13 +553,19 @@ def _start_jvm(kind: str, folder: Path, client_port: int, fresh: bool, overrides
 
 
 def free_port_pair() -> int:
-    """A free port whose successor is free too (a JVM broker's client and controller ports)."""
+    """A free port whose successor is free too (a JVM broker's client and controller ports),
+    drawn from 20000-32700: below the ephemeral range, so that no client's outgoing connection
+    takes it between now and the broker's bind."""
+    import random
     import socket
 
-    for _ in range(50):
+    for _ in range(200):
+        first = random.randrange(20000, 32700)
         with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            first = a.getsockname()[1]
+            try:
+                a.bind(("127.0.0.1", first))
+            except OSError:
+                continue
             with socket.socket() as b:
                 try:
                     b.bind(("127.0.0.1", first + 1))
