@@ -8,7 +8,7 @@ catches up, then closes and stays away for longer than the window. Each observat
 health job's (``pipeline.health``: observe, judge against the stored window, record); the
 status it gave is recorded with it.
 
-Usage: record.py --bootstrap 127.0.0.1:39192 [--window 10] [--every 2] [--out FILE]
+Usage: record.py --bootstrap 127.0.0.1:19392 [--window 10] [--every 2] [--out FILE]
 """
 
 from __future__ import annotations
