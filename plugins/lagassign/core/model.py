@@ -104,8 +104,7 @@ class PartitionState(NamedTuple):
 
 class Member(NamedTuple):
     """A group member: its id, the topics it subscribes to and the partitions it owns now (a
-    named tuple: made four times faster than a frozen dataclass, 10,000 at Kafka's benchmark
-    point)."""
+    named tuple: cheap to make in bulk, 10,000 at Kafka's benchmark point)."""
 
     id: str
     topics: frozenset[str]
@@ -117,7 +116,7 @@ class Member(NamedTuple):
 
 _NO_RACKS: frozenset[str] = frozenset()
 #: ``tuple.__new__(TopicPartition, (topic, number))`` makes a TopicPartition in C, without the
-#: named tuple's Python-level ``__new__``: four times faster in bulk
+#: named tuple's Python-level ``__new__`` (what it costs: ``bench/README.md``)
 _new_tuple = tuple.__new__
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
@@ -351,7 +350,7 @@ class GroupSnapshot:
     @_cached
     def pairs(self) -> list[tuple[str, int]]:
         """Each index's (topic, partition) as a plain tuple: a result's ``[topic, partition]``
-        lists are made from these (a third faster than from the columns or TopicPartitions)."""
+        lists are made from these, the cheapest source of them."""
         return list(zip(self.columns.topics, self.columns.numbers, strict=True))
 
     @property

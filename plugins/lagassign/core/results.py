@@ -203,8 +203,8 @@ class _PairsOnFirstRead:
     """``StrategyResult.assignment`` of a result made from a layout (``with_layout``): each
     member's ``[topic, partition]`` pairs, made from the layout's indices when first read, then
     kept in the result like any field. The in-process engine and the Spark tasks write a
-    result's JSON from its layout and seldom read its pairs: making them for every result was
-    about 4% of the engine's time. A result made with its pairs never reaches this (its own
+    result's JSON from its layout and seldom read its pairs, so they are not made for every
+    result. A result made with its pairs never reaches this (its own
     value comes first: this descriptor only answers when the instance has none)."""
 
     def __get__(self, result: StrategyResult | None, owner: type | None = None) -> dict[str, Pairs] | None:

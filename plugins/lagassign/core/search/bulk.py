@@ -10,11 +10,10 @@ partitions: counts are dealt once, then only swaps are made; members of other su
 cannot take them, so Kafka's balance condition holds) and aims at the same thing, the
 smallest largest member lag.
 
-Why: ``Search`` lowers one member at a time, in Python. At the JMH point it stops on its
-work bound (442,000 exchanges looked at, seconds) 897 above the balanced lower bound with
-identical subscriptions, 83,222 above it with the buckets. Here every member above a level
-is handled in the same numpy round and the level falls step by step: 78 and 90 above the
-bound, in a third of a second of search (``bench/jmh_point.py``: within 10x the floor).
+Why: ``Search`` lowers one member at a time, in Python: at the JMH point it stops on its work
+bound far above the balanced lower bound. Here every member above a level is handled in the
+same numpy round and the level falls step by step, near the bound within the speed goal of
+``bench/jmh_point.py`` (the figures: ``bench/README.md``).
 
 Method:
 1. Seed: longest-lag-first under the count caps, a chunk at a time: the heaviest partitions

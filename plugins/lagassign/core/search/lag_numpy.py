@@ -3,10 +3,9 @@ partitions of the two members on.
 
 Both plain forms look at candidates in a fixed order and keep the first allowed one of the
 best; here every candidate is scored at once, the candidates are sorted by (score, that
-order), and ``search.split_allowed`` is asked in that order until one is allowed. At 25
-partitions a member, a trade takes about a fifth of the plain loop's time, a re-split of 20
-partitions about a half (``bench/README.md``); ``tests/search/test_lag_numpy.py`` keeps the
-two forms equal.
+order), and ``search.split_allowed`` is asked in that order until one is allowed. From
+``NUMPY_POOL`` partitions this is the faster form (the figures: ``bench/README.md``);
+``tests/core/search/test_lag_numpy.py`` keeps the two forms equal.
 """
 
 from __future__ import annotations

@@ -255,7 +255,11 @@ class TimeObjective:
 
     def _subsets(self, search: Search, giver: str, taker: str) -> dict[int, tuple[np.ndarray, ...]]:
         """Subsets of one and of two of ``giver``'s partitions that ``taker`` may receive: bit
-        masks (by place in ``giver``'s list, as Python integers), lags, inflows, moves added."""
+        masks (by place in ``giver``'s list, as Python integers), lags, inflows, moves added;
+        kept until ``giver``'s partitions change."""
+        return search.derived(giver, ("time subsets", taker), lambda: self._subsets_now(search, giver, taker))
+
+    def _subsets_now(self, search: Search, giver: str, taker: str) -> dict[int, tuple[np.ndarray, ...]]:
         held = search.held[giver]
         ok = set(search.receivable(taker, giver)[0])
         places = [k for k, p in enumerate(held) if p in ok]

@@ -55,9 +55,8 @@ from ..shared import Shared
 from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, shared_layout
 
 #: mixed subscriptions with racks: above this many members sticky does not replay Kafka's
-#: general builder (its balance check costs members times partitions per hand-over; 1,000
-#: members and 1,100 partitions take under 2 s, 2,000 members and 20,100 partitions with racks
-#: 5.1 s CPU, so Kafka's JMH size, 10,000 members and 100,000 partitions, would take minutes)
+#: general builder (its balance check costs members times partitions per hand-over, so at
+#: Kafka's benchmark size it would take minutes; the figures are in ``bench/README.md``)
 KAFKA_REPLAY_MEMBERS = 1000
 
 # the layouts computed once per group (see the functions that return them)
