@@ -32,7 +32,6 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ..model import GroupSnapshot
 from .state import CountRule, Exchange, Held, IndexLayout, Layout, State, layout_moves, small_subsets
 
 # Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
@@ -89,16 +88,7 @@ class Objective(Protocol):
 class Search(State):
     """A layout and the search that improves it (see the module doc)."""
 
-    def __init__(
-        self,
-        group: GroupSnapshot,
-        layout: IndexLayout,
-        objective: Objective,
-        rule: CountRule,
-        ties: dict[str, bytes],
-        max_moves: int | None = None,
-    ) -> None:
-        super().__init__(group, layout, objective, rule, ties, max_moves)
+    def _start(self) -> None:
         self.attempts = 0  # exchanges looked at: the search's work, bounded by run()
         self.budget = 0
         self._scans = 0

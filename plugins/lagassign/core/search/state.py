@@ -50,7 +50,22 @@ class CountRule:
         return cls(dict.fromkeys(counts, (floor - slack, floor + (extra > 0) + slack)))
 
 
-class State:
+class Loads:
+    """What ``lag_optimal.pick`` reads of a layout: its largest lag and its spread."""
+
+    load: dict[str, int]
+    moves: int
+
+    @property
+    def max_lag(self) -> int:
+        return max(self.load.values())
+
+    @property
+    def spread(self) -> int:
+        return self.max_lag - min(self.load.values())
+
+
+class State(Loads):
     """One layout under count rules, as a search changes it (see the module doc)."""
 
     def __init__(
@@ -105,6 +120,10 @@ class State:
         self._ranked = sorted((cost, ties[mid], mid) for mid, cost in self.cost.items())
         self._derived: dict[str, dict[Hashable, Any]] = {}  # see ``derived``
         self._changes = dict.fromkeys(self.held, 0)  # changes per member
+        self._start()
+
+    def _start(self) -> None:
+        """Set up what a subclass keeps besides the layout (a search: its work so far)."""
 
     def may_hand_over(self, giver: str, taker: str) -> bool:
         """Whether one partition may pass from ``giver`` to ``taker`` under the count rules."""
@@ -291,14 +310,6 @@ class State:
     @property
     def max_cost(self) -> Any:
         return self._ranked[-1][0]
-
-    @property
-    def max_lag(self) -> int:
-        return max(self.load.values())
-
-    @property
-    def spread(self) -> int:
-        return self.max_lag - min(self.load.values())
 
 
 def small_subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:

@@ -94,6 +94,7 @@ from ..search import bulk
 from ..search.engine import CountRule, IndexLayout, Layout, Search, layout_moves
 from ..search.lag_objective import LagObjective
 from ..search.rack_swaps import rack_local_swaps
+from ..search.state import Loads
 from ..shared import Shared
 from .base import CertifiedAssignment, Strategy, build
 from .lag import _layout as _lag_layout
@@ -349,23 +350,15 @@ def _search(
     return Search(group, layout, _LAG, rule, ties, max_moves)
 
 
-class Seed:
+class Seed(Loads):
     """A layout only compared, never searched: what ``pick`` reads of a search."""
 
     def __init__(self, group: GroupSnapshot, layout: IndexLayout) -> None:
         self.group = group
         self._layout = layout
         lags = group.lags
-        self.loads = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
+        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
         self.moves = layout_moves(group, layout)
-
-    @property
-    def max_lag(self) -> int:
-        return max(self.loads.values())
-
-    @property
-    def spread(self) -> int:
-        return self.max_lag - min(self.loads.values())
 
     def layout_index(self) -> IndexLayout:
         """Partition indices per member id, each member's by lag (as a search gives them)."""
