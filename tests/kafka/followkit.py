@@ -227,18 +227,20 @@ def commits_follow_processing(
     started = time.monotonic()
     proc = s.worker("w0", commit_interval_ms=interval_ms)
     trail: list[int] = []
-    with Load(s, rate=400) as load:
-        wait_until(lambda: len(s.processed()) > 200, timeout=60)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            done = {}
-            for _, p, o, _ in s.processed():
-                done[p] = max(done.get(p, -1), o + 1)
-            committed = s.committed()
-            trail.append(sum(max(0, done.get(p, 0) - committed.get(p, 0)) for p in range(s.partitions)))
-            time.sleep(0.5)
-    drained(s, load)
-    stop_all([proc])
+    try:
+        with Load(s, rate=400) as load:
+            wait_until(lambda: len(s.processed()) > 200, timeout=60)
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                done = {}
+                for _, p, o, _ in s.processed():
+                    done[p] = max(done.get(p, -1), o + 1)
+                committed = s.committed()
+                trail.append(sum(max(0, done.get(p, 0) - committed.get(p, 0)) for p in range(s.partitions)))
+                time.sleep(0.5)
+        drained(s, load)
+    finally:
+        stop_all([proc])
     final = s.committed()
     done = {}
     for _, p, o, _ in s.processed():
@@ -265,19 +267,22 @@ def replay_after_kill9(
     s = Setup(broker, tmp, 4)
     s.publish(s.spread(["w0"]))
     started = time.monotonic()
-    with Load(s, rate=400) as load:
-        proc = s.worker("w0", commit_interval_ms=interval_ms, work_ms=1)
-        wait_until(lambda: len(s.processed()) > 100, timeout=60)
-        time.sleep(run_for)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        killed_at = time.time()
-        before = s.processed()
-        last_interval = sum(1 for *_, t in before if t > killed_at - interval_ms / 1000)
-        proc = s.worker("w0", commit_interval_ms=interval_ms, work_ms=1)
-        time.sleep(3)
-    drained(s, load)
-    stop_all([proc])
+    procs: list[subprocess.Popen] = []
+    try:
+        with Load(s, rate=400) as load:
+            procs.append(s.worker("w0", commit_interval_ms=interval_ms, work_ms=1))
+            wait_until(lambda: len(s.processed()) > 100, timeout=60)
+            time.sleep(run_for)
+            procs[0].send_signal(signal.SIGKILL)
+            procs[0].wait(10)
+            killed_at = time.time()
+            before = s.processed()
+            last_interval = sum(1 for *_, t in before if t > killed_at - interval_ms / 1000)
+            procs.append(s.worker("w0", commit_interval_ms=interval_ms, work_ms=1))
+            time.sleep(3)
+        drained(s, load)
+    finally:
+        stop_all(procs)
     t = tally(s, load)
     return Outcome(
         f"kill -9 a consumer after {len(before):,} messages, restart it",
@@ -303,13 +308,15 @@ def switches_under_load(
     s.publish(s.spread(ids))
     started = time.monotonic()
     procs = [s.worker(i, work_ms=1) for i in ids]
-    with Load(s, rate=600) as load:
-        wait_until(lambda: len(s.processed()) > 300, timeout=60)
-        for k in range(1, switches + 1):
-            s.publish(s.spread(ids, shift=k))
-            time.sleep(every)
-    drained(s, load)
-    stop_all(procs)
+    try:
+        with Load(s, rate=600) as load:
+            wait_until(lambda: len(s.processed()) > 300, timeout=60)
+            for k in range(1, switches + 1):
+                s.publish(s.spread(ids, shift=k))
+                time.sleep(every)
+        drained(s, load)
+    finally:
+        stop_all(procs)
     t = tally(s, load)
     by_two = sum(
         1
