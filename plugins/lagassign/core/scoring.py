@@ -113,7 +113,7 @@ class _Layout:
         group = self.group
         if not group.owned_count:
             return 0
-        owned, positions = group.owned_by, self.positions
+        owned, positions = _owned_by(group), self.positions
         kept = map(frozenset.intersection, map(owned.get, positions, repeat(_NONE)), positions.values())
         return group.owned_count - sum(map(len, kept))
 
@@ -134,6 +134,39 @@ class _Layout:
             for mid, idx in self.positions.items()
             for t in set(map(topics.__getitem__, idx))
         )
+
+
+def _owned_by(group: GroupSnapshot) -> dict[str, frozenset[int]]:
+    """Member id -> the indices of the partitions it owns now (those the group lists)."""
+
+    def compute() -> dict[str, frozenset[int]]:
+        return {
+            mid: frozenset(i for i in idx if i is not None)
+            for mid, idx in zip(group.member_ids, group.owned_index, strict=True)
+            if idx
+        }
+
+    return _OWNED_BY.get(group, compute)
+
+
+def _subscription_array(group: GroupSnapshot) -> np.ndarray:
+    """Per member index, the index of its subscription in ``group.subscriptions``."""
+
+    def compute() -> np.ndarray:
+        number = {topics: i for i, topics in enumerate(group.subscriptions)}
+        return np.fromiter((number[m.topics] for m in group.members), np.intp, len(group.members))
+
+    return _SUBSCRIPTION_ARRAY.get(group, compute)
+
+
+def _owner_array(group: GroupSnapshot) -> np.ndarray:
+    """``group.owner_index`` as an int32 array."""
+    return _OWNER_ARRAY.get(group, lambda: np.array(group.owner_index, dtype=np.int32))
+
+
+_OWNED_BY: Shared[dict[str, frozenset[int]]] = Shared("indices each member owns now")
+_SUBSCRIPTION_ARRAY: Shared[np.ndarray] = Shared("subscription index of each member")
+_OWNER_ARRAY: Shared[np.ndarray] = Shared("member index owning each partition, or -1")
 
 
 #: at most this many (subscription, topic) cells for checking subscriptions with numpy
@@ -196,7 +229,7 @@ class _ColumnLayout(_Layout):
         allowed = np.zeros((len(group.subscriptions), len(names)), dtype=bool)
         for row, topics in enumerate(group.subscriptions):
             allowed[row, [number[t] for t in topics if t in number]] = True
-        subscription = np.asarray(group.subscription_index, dtype=np.intp)[self.holder]
+        subscription = _subscription_array(group)[self.holder]
         return bool(allowed[subscription, group.topic_array[self.flat]].all())
 
     def moves(self) -> int:
@@ -205,7 +238,7 @@ class _ColumnLayout(_Layout):
             return 0
         if not self.once:  # a partition listed twice counts once: the plain way
             return super().moves()
-        kept = int(np.count_nonzero(group.owner_array[self.flat] == self.holder))
+        kept = int(np.count_nonzero(_owner_array(group)[self.flat] == self.holder))
         return group.owned_count - kept
 
 
