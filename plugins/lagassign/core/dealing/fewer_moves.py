@@ -47,8 +47,6 @@ _SECOND_STEP_TRIES = 20
 #: two-chain search only up to this many members
 _TWO_STEP_MEMBERS = 60
 _INF = 1 << 30
-#: Floyd-Warshall in plain Python up to this many members (faster there than numpy's rounds)
-_PLAIN_FLOYD = 8
 #: rounds refining the bounds on members' counts at most (``_count_ranges``)
 _BOUND_ROUNDS = 4
 #: subscriber sets per member up to which every combination of them is bounded
@@ -333,12 +331,8 @@ def _giver_edges(state: _State, scope: _Scope, giver: str) -> tuple[list[int], C
 
 
 def _shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
-    """All-pairs shortest path costs and next hops (Floyd-Warshall), as lists: in plain Python
-    for a few members, else in numpy (the same integers: numpy's int64 cannot overflow within
-    ``_PLAIN_FLOYD`` members, as each round at most doubles the largest magnitude, ``_INF``)."""
+    """All-pairs shortest path costs and next hops (Floyd-Warshall in numpy), as lists."""
     n = len(costs)
-    if n <= _PLAIN_FLOYD:
-        return _shortest_plain(costs)
     dist = np.array(costs, dtype=np.int64)
     nxt = np.empty_like(dist)
     nxt[:] = np.arange(n)
@@ -352,28 +346,6 @@ def _shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
         np.copyto(dist, through, where=better)
         np.copyto(nxt, nxt[:, k, None], where=better)
     return dist.tolist(), nxt.tolist()
-
-
-def _shortest_plain(costs: Matrix) -> tuple[Matrix, Matrix]:
-    """``_shortest`` on lists, round k seeing row k and column k as they were before it (as
-    numpy's whole-matrix rounds do; only a negative cycle through k changes them in it)."""
-    n = len(costs)
-    dist = [row[:] for row in costs]
-    nxt = [list(range(n)) for _ in range(n)]
-    members = range(n)
-    for k in members:
-        row_k = dist[k][:]
-        col_k = [row[k] for row in dist]
-        nxt_k = [row[k] for row in nxt]
-        for i in members:
-            d_ik = col_k[i]
-            row = dist[i]
-            for j in members:
-                through = d_ik + row_k[j]
-                if through < row[j]:
-                    row[j] = through
-                    nxt[i][j] = nxt_k[i]
-    return dist, nxt
 
 
 def _path(nxt: Matrix, start: int, end: int, n: int) -> list[int] | None:

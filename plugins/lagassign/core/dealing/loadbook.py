@@ -46,15 +46,11 @@ class LoadBook:
                 self._topic_classes.setdefault(t, []).append(idx)
         #: each member's current key: the one heap entry of it that is not stale
         self._latest: dict[str, tuple] = {}
-        self._eligible: dict[str, int] | None = None
         for mid in group.member_ids:
             self._push(mid)
 
     def key(self, mid: str) -> tuple:
         """The load key that ``least_loaded`` minimises: (count, lag if by_lag, tie, id)."""
-        return self._key(mid)
-
-    def _key(self, mid: str) -> tuple:
         return (self.count[mid], self.load[mid] if self.by_lag else 0, self.tie[mid], mid)
 
     def _push(self, mid: str) -> None:
@@ -62,7 +58,7 @@ class LoadBook:
         stale one is its heap's head (the member least_loaded just named, the usual case)
         it is replaced at once: one sift instead of a push now and a pop later."""
         heap = self._heaps[self._class[mid]]
-        key = self._key(mid)
+        key = self.key(mid)
         if heap and heap[0] is self._latest.get(mid):
             heapq.heapreplace(heap, key)
         else:
@@ -70,27 +66,19 @@ class LoadBook:
         self._latest[mid] = key
 
     def _head(self, idx: int) -> tuple:
+        """The least key of one class's heap, its stale entries dropped on the way."""
         heap = self._heaps[idx]
         latest = self._latest
-        while True:
-            entry = heap[0]
-            if entry is latest[entry[-1]]:
-                return entry
+        while heap[0] is not latest[heap[0][-1]]:
             heapq.heappop(heap)
+        return heap[0]
 
     def add(self, mid: str, tp: TopicPartition) -> None:
         self.held[mid][tp] = None
         self.owner[tp] = mid
-        count = self.count[mid] = self.count[mid] + 1
-        load = self.load[mid] = self.load[mid] + self.lags[tp]
-        # ``_push`` inlined: the hot path of every count-balancing strategy
-        key = (count, load if self.by_lag else 0, self.tie[mid], mid)
-        heap = self._heaps[self._class[mid]]
-        if heap[0] is self._latest[mid]:
-            heapq.heapreplace(heap, key)
-        else:
-            heapq.heappush(heap, key)
-        self._latest[mid] = key
+        self.count[mid] += 1
+        self.load[mid] += self.lags[tp]
+        self._push(mid)
 
     def remove(self, tp: TopicPartition) -> str:
         mid = self.owner.pop(tp)
@@ -106,19 +94,7 @@ class LoadBook:
 
     def least_loaded(self, topic: str) -> str:
         """The member subscribed to ``topic`` with the smallest load key."""
-        classes = self._topic_classes[topic]
-        if len(classes) == 1:  # the common case: one shared subscription
-            head = self._heaps[classes[0]][0]
-            if head is self._latest[head[-1]]:  # not stale: the usual case
-                return head[-1]
-            return self._head(classes[0])[-1]
-        return min(self._head(i) for i in classes)[3]
-
-    def eligible_count(self, topic: str) -> int:
-        """How many members subscribe to ``topic``."""
-        if self._eligible is None:
-            self._eligible = {t: len(subs) for t, subs in self.group.subscribers.items()}
-        return self._eligible.get(topic, 0)
+        return min(self._head(i) for i in self._topic_classes[topic])[-1]
 
     def assignment(self) -> dict[str, list[TopicPartition]]:
         return {mid: list(tps) for mid, tps in self.held.items()}

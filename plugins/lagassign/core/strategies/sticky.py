@@ -41,8 +41,7 @@ and nothing else moves::
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from ..dealing.fewer_moves import fewer_moves
 from ..dealing.loadbook import LoadBook, balance_counts
@@ -92,9 +91,7 @@ def _kafka_comparable(group: GroupSnapshot) -> bool:
 def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     """Passes 1-3 only (computed once): lag-optimal's sticky seed, which its own search then
     improves, so its results do not depend on pass 4."""
-    return shared_layout(
-        _PASSES, group, lambda: _one_subscription_passes(group) or _sticky_book(group).assignment()
-    )
+    return shared_layout(_PASSES, group, lambda: _sticky_book(group).assignment())
 
 
 def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[str, list[TopicPartition]]:
@@ -140,76 +137,13 @@ def _sticky_book(group: GroupSnapshot) -> LoadBook:
         for tp in tps:
             book.add(mid, tp)
     free = [tp for tp in group.assignable if tp not in book.owner]
-    free.sort(key=lambda tp: (book.eligible_count(tp.topic), tp))
+    free.sort(key=lambda tp: (len(group.subscribers[tp.topic]), tp))
     for tp in free:
         book.add(book.least_loaded(tp.topic), tp)
 
     owner_before = group.owner
     balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
     return book
-
-
-def _one_subscription_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]] | None:
-    """Passes 1-3 when all members share one subscription, as ``_sticky_book`` makes them but
-    without its book: every member may take every partition, so the least-loaded member is
-    the one with the fewest (ties by id) whatever the topic, and a giver whose first partition
-    that member may not take (it has not two fewer) may take none of them (``balance_counts``
-    then runs through the giver's whole list). Same layout, in the same order. None for mixed
-    subscriptions, or a partition owned twice (a snapshot not made by ``parse_case``)."""
-    if not group.identical_subscriptions or not group.member_ids:
-        return None
-    kept = kept_owned(group)
-    held = {mid: dict.fromkeys(kept[mid]) for mid in group.member_ids}
-    count = {mid: len(tps) for mid, tps in held.items()}
-    owned = {tp for tps in held.values() for tp in tps}
-    if len(owned) != sum(count.values()) or sum(map(len, kept.values())) != len(owned):
-        return None
-    least = [(c, mid) for mid, c in count.items()]  # (count, id): the least loaded first
-    heapq.heapify(least)
-    for tp in sorted(tp for tp in group.assignable if tp not in owned):  # pass 2
-        c, mid = least[0]
-        held[mid][tp] = None
-        count[mid] = c + 1
-        heapq.heapreplace(least, (c + 1, mid))
-
-    def least_loaded() -> str:
-        while True:  # entries of a count a member no longer has are stale
-            c, mid = least[0]
-            if count[mid] == c:
-                return mid
-            heapq.heappop(least)
-
-    owner_before = group.owner
-    changed = True
-    while changed:  # pass 3: ``balance_counts``
-        changed = False
-        fewest = min(count.values())
-        queues: dict[str, Iterator[TopicPartition]] = {}
-        fullest = [(-c, mid) for mid, c in count.items() if c >= fewest + 2]
-        heapq.heapify(fullest)
-        while fullest:
-            c, giver = heapq.heappop(fullest)
-            if -c != count[giver]:
-                continue
-            queue = queues.get(giver)
-            if queue is None:
-                queue = queues[giver] = iter(_give_away_order(giver, held[giver], owner_before))
-            taker = least_loaded()
-            if count[taker] > count[giver] - 2:
-                queues[giver] = iter(())  # no partition of it can go
-                continue
-            given = next(queue, None)
-            if given is None:
-                continue
-            del held[giver][given]
-            held[taker][given] = None
-            count[giver] -= 1
-            count[taker] += 1
-            heapq.heappush(least, (count[giver], giver))
-            heapq.heappush(least, (count[taker], taker))
-            changed = True
-            heapq.heappush(fullest, (-count[giver], giver))
-    return {mid: list(tps) for mid, tps in held.items()}
 
 
 def _give_away_order(
