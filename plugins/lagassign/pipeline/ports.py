@@ -41,10 +41,15 @@ class AuditTrailPort(Protocol):
     def set_cluster(self, plan_id: int, cluster: str) -> None: ...
 
     def finish_plan(
-        self, plan_id: int, status: str, error: str | None = None, finished_at: datetime | None = None
+        self,
+        plan_id: int,
+        status: str,
+        error: str | None = None,
+        finished_at: datetime | None = None,
+        failed_step: str | None = None,
     ) -> None: ...
 
-    def note_failure(self, plan_id: int, error: str) -> None: ...
+    def note_failure(self, plan_id: int, error: str, failed_step: str | None = None) -> None: ...
 
     def list_plans(
         self,

@@ -107,7 +107,12 @@ def publish_reviewed(
         log(f"plan {new_id}: group {group}: {decision.reason}")
         outcomes = publish_step(store, new_id, [decision], kafka_config, params, log=log)
     except Exception as exc:
-        store.finish_plan(new_id, "failed", error=f"step publish failed: {' '.join(str(exc).split())}")
+        store.finish_plan(
+            new_id,
+            "failed",
+            error=f"step publish failed: {' '.join(str(exc).split())}",
+            failed_step="publish",
+        )
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcomes[0] if outcomes else None}
@@ -192,7 +197,12 @@ def roll_back(
                 topic.close()
         log(f"group {group}: {outcome.reason}")
     except Exception as exc:
-        store.finish_plan(new_id, "failed", error=f"step publish failed: {' '.join(str(exc).split())}")
+        store.finish_plan(
+            new_id,
+            "failed",
+            error=f"step publish failed: {' '.join(str(exc).split())}",
+            failed_step="publish",
+        )
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcome.to_dict()}
@@ -215,7 +225,7 @@ def refused(
     """A review request refused before anything was published: a failed plan that says why,
     so the audit trail holds every request."""
     new_id = store.start_plan("manual", user, dag_id, run_id, dict(record), cluster=cluster)
-    store.finish_plan(new_id, "failed", error=f"step publish failed: {why}")
+    store.finish_plan(new_id, "failed", error=f"step publish failed: {why}", failed_step="publish")
     return int(new_id)
 
 

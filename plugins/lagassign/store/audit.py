@@ -1,7 +1,8 @@
 """The audit trail: plans, their groups' evaluations and the gate's decisions.
 
 What a plan run leaves behind, so that anyone can later tell what was decided and why:
-``plans`` (one row per run: time, DAG run, trigger and by whom, parameters, snapshot, status),
+``plans`` (one row per run: time, DAG run, trigger and by whom, parameters, snapshot, status,
+and for a failed run its error and ``failed_step``, the step it stopped at),
 ``plan_groups`` (per group: the evaluation's summary, or why it could not be evaluated),
 ``evaluations`` (per group and strategy: metrics and assignment, or the refusal) and
 ``decisions`` (per group: the gate's decision, its reason and numbers, and what publishing did).
@@ -183,21 +184,33 @@ class AuditTrail(StoreBase):
         return {"cluster": key, "plans": ids, "publications": len(mine)}
 
     def finish_plan(
-        self, plan_id: int, status: str, error: str | None = None, finished_at: datetime | None = None
+        self,
+        plan_id: int,
+        status: str,
+        error: str | None = None,
+        finished_at: datetime | None = None,
+        failed_step: str | None = None,
     ) -> None:
-        """Close the plan as ``succeeded`` or ``failed`` (with the error, one line or more)."""
+        """Close the plan as ``succeeded`` or ``failed`` (with the error, one line or more, and
+        the step it failed at, ``failed_step``, when known: None keeps what was noted before)."""
         if status not in FINAL_STATUSES:
             raise StoreError(f"status must be one of {', '.join(FINAL_STATUSES)}, got {status!r}")
+        if failed_step is not None and status != "failed":
+            raise StoreError(f"plan {plan_id}: only a failed plan has a failed step, not a {status} one")
+        step = {} if failed_step is None else {"failed_step": _checked_step(failed_step)}
         self._update_plan(
             plan_id,
             status=status,
             finished_at=finished_at or utc_now(),
             error=None if error is None else str(error)[:MAX_ERROR_CHARS],
+            **step,
         )
 
-    def note_failure(self, plan_id: int, error: str) -> None:
-        """Why a step of a running plan failed (the finish step keeps it as the plan's error)."""
-        self._update_plan(plan_id, error=str(error)[:MAX_ERROR_CHARS])
+    def note_failure(self, plan_id: int, error: str, failed_step: str | None = None) -> None:
+        """Why a step of a running plan failed, and which (``failed_step``): the finish step
+        keeps them as the plan's error and failed step."""
+        step = {} if failed_step is None else {"failed_step": _checked_step(failed_step)}
+        self._update_plan(plan_id, error=str(error)[:MAX_ERROR_CHARS], **step)
 
     def list_plans(
         self,
@@ -524,6 +537,13 @@ def _checked_cluster(cluster: str | None) -> str:
     if not isinstance(cluster, str):
         raise StoreError(f"a cluster is a string (its id), got {cluster!r}")
     return cluster.strip()
+
+
+def _checked_step(step: str) -> str:
+    """A step name to store (the task that failed: ``snapshot``, ``publish``, ...)."""
+    if not isinstance(step, str) or not step.strip():
+        raise StoreError(f"a failed step is a step's name, got {step!r}")
+    return step.strip()
 
 
 def _is_day(value: datetime | date) -> bool:

@@ -91,6 +91,7 @@ plans_t = sa.Table(
     sa.Column("snapshot_uri", sa.Text),
     sa.Column("snapshot_at", UTCDateTime),
     sa.Column("cluster", sa.String),
+    sa.Column("failed_step", sa.String),
 )
 plan_groups_t = sa.Table(
     "plan_groups",
@@ -688,6 +689,29 @@ def _m9_group_health(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _m10_failed_step(conn: sa.Connection) -> None:
+    """The step a plan failed at as data of its own: ``plans.failed_step`` (null: none recorded).
+
+    Plans recorded before said it only in their error text ("step snapshot failed: ..."); it is
+    read from that text once, here, by the rule the plans page used (``_m10_step_of``)."""
+    conn.execute(sa.text("ALTER TABLE plans ADD COLUMN failed_step VARCHAR"))
+    rows = conn.execute(sa.text("SELECT id, error FROM plans WHERE error LIKE 'step %'")).all()
+    for plan_id, error in rows:
+        step = _m10_step_of(error)
+        if step is not None:
+            conn.execute(
+                sa.text("UPDATE plans SET failed_step = :step WHERE id = :id"), {"step": step, "id": plan_id}
+            )
+
+
+def _m10_step_of(error: Any) -> str | None:
+    """NAME when ``error`` begins "step NAME failed" (NAME: letters, digits, underscores), else None."""
+    head, _, rest = str(error or "").partition(" ")
+    name, space, tail = rest.partition(" ")
+    named = bool(name) and all(c.isalnum() or c == "_" for c in name)
+    return name if head == "step" and named and space and tail.startswith("failed") else None
+
+
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
     (1, "audit trail: plans, plan_groups, evaluations, decisions", _m1_audit_trail),
@@ -703,6 +727,7 @@ MIGRATIONS: list[Migration] = [
     (7, "group type and assignor per plan group: plan_groups.group_type, assignor", _m7_group_type),
     (8, "plans and publications per Kafka cluster: plans.cluster, publications.cluster", _m8_cluster),
     (9, "group health: observations, status series, last status and alerts per group", _m9_group_health),
+    (10, "the step a plan failed at: plans.failed_step", _m10_failed_step),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

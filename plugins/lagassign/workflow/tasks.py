@@ -67,7 +67,7 @@ def _step(run: Mapping[str, Any], name: str) -> Iterator[None]:
         cause = _one_line(exc)
         try:
             with open_store() as store:
-                store.note_failure(run["plan_id"], f"step {name} failed: {cause}")
+                store.note_failure(run["plan_id"], f"step {name} failed: {cause}", failed_step=name)
         except Exception:  # the store itself may be the cause; the task log still says why
             log.exception("could not record the failure of step %s", name)
         log.error("plan %s: step %s failed: %s", run["plan_id"], name, cause)
@@ -116,7 +116,7 @@ def start(params: Mapping[str, Any], dag_id: str, run_id: str, run_type: object,
     except LagassignError as exc:
         with open_store() as store:
             plan_id = store.start_plan(trigger, user, dag_id, run_id, dict(params))
-            store.finish_plan(plan_id, "failed", error=f"step start failed: {exc}")
+            store.finish_plan(plan_id, "failed", error=f"step start failed: {exc}", failed_step="start")
         log.error("plan %s: parameters refused: %s; page %s", plan_id, exc, plan_url(plan_id))
         raise StepFailed(f"parameters refused: {exc}") from None
     with open_store() as store:
@@ -191,8 +191,9 @@ def finish(run: Mapping[str, Any] | None, completed: Mapping[str, bool]) -> None
             plan = store.get_plan(plan_id, evaluations=False)
             conclude(plan)
             return
-        error = store.get_plan(plan_id, evaluations=False).get("error") or failure_text(failed)
-        store.finish_plan(plan_id, "failed", error=error)
+        noted = store.get_plan(plan_id, evaluations=False)
+        error = noted.get("error") or failure_text(failed)
+        store.finish_plan(plan_id, "failed", error=error, failed_step=noted.get("failed_step") or failed)
     raise StepFailed(f"plan {plan_id}: failed: {error} ({plan_url(plan_id)})")
 
 
@@ -304,6 +305,6 @@ def _refused(
 ) -> None:
     """A review run that cannot start still leaves its trace: a failed plan saying why."""
     new_id = store.start_plan("manual", user, dag_id, run_id, dict(record))
-    store.finish_plan(new_id, "failed", error=f"step publish failed: {problem}")
+    store.finish_plan(new_id, "failed", error=f"step publish failed: {problem}", failed_step="publish")
     log.error("plan %s: %s; page %s", new_id, problem, plan_url(new_id))
     raise StepFailed(problem)
