@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dealing.rounds import deal_rounds_plain
+from ..dealing.rounds import deal_rounds
 from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
 from ..shared import Shared
 from .base import Strategy, build_indexed
@@ -78,7 +78,7 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
         # (fewest of the topic, least lag of it, id) deals in rounds: at the start of round r
         # every subscriber holds r, so the round's partitions go one each, by (lag, id)
         held = [layout[index[mid]] for mid in subscribers]  # subscribers are sorted by id
-        deal_rounds_plain(heaviest, lags, range(len(held)), held)  # stable: ties by id
+        deal_rounds(heaviest, lags, range(len(held)), held)  # stable: ties by id
     for takers, topic_spans in few.values():
         _first_takers(group, takers, topic_spans, layout)
     return layout
