@@ -23,16 +23,16 @@ from ..core.health import STATUSES
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
 from ..kafka.groupsfile import load_groups_file
 from ..kafka.snapshot import compile_regex
-from ..pipeline.health import (
+from ..pipeline.alerts import webhook_sender
+from ..pipeline.health import health_run
+from ..pipeline.overview import (
     DEFAULT_WINDOW_S,
     SORTS,
     HealthSettings,
     build_overview,
-    health_run,
     observe,
     sort_rows,
     stored_overview,
-    webhook_sender,
 )
 from .kafka import _add_connection_args, _client_config
 from .options import positive_seconds
