@@ -13,10 +13,9 @@ from Kafka or the store is escaped.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -24,27 +23,9 @@ from urllib.parse import quote, urlencode
 from ..core.catchup import duration_text
 from ..core.health import SEVERITY, STATUSES
 from ..core.outcome import Outcome
-from .plans_page import badge, error_page, fmt_int, page, time_ticks, when
+from .charts import STATUS_CLASS, lag_history_svg
+from .plans_page import badge, error_page, fmt_int, page, when
 
-#: Status -> CSS class of its badge and chart band.
-STATUS_CLASS = {
-    "OK": "ok",
-    "UNKNOWN": "unknown",
-    "WARN": "warn",
-    "SWITCHING": "warn",
-    "OVERLOAD": "bad",
-    "STALL": "bad",
-    "UNCONSUMED": "bad",
-    "DEAD": "dead",
-    "STOP": "dead",
-}
-STATUS_COLOUR = {
-    "ok": "#2da44e",
-    "unknown": "#8c959f",
-    "warn": "#d4a72c",
-    "bad": "#e16f24",
-    "dead": "#cf222e",
-}
 SORT_LABELS = {
     "status": "status (worst first)",
     "name": "name",
@@ -335,159 +316,6 @@ def _short(text: Any, limit: int = 160) -> str:
 
 
 # -- one group ----------------------------------------------------------------------------------
-
-
-def _nice(top: float) -> float:
-    raw = max(top, 1.0) / 4
-    power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-
-
-def lag_history_svg(
-    series: Sequence[Mapping[str, Any]], marks: Sequence[Mark], start: datetime, end: datetime
-) -> str:
-    """Total and largest-partition lag (messages) over time, on a time axis from ``start`` to
-    ``end``; a band under it coloured by status; plans and failovers as vertical lines (solid:
-    published, dotted: other outcomes, red dashed: failover), each with a tooltip."""
-    points = [
-        r for r in series if isinstance(r.get("observed_at"), datetime) and start <= r["observed_at"] <= end
-    ]
-    marks = [m for m in marks if start <= m.at <= end]
-    if not points and not marks:
-        return (
-            '<p class="muted">Nothing recorded in this period: the health job records a point a minute.</p>'
-        )
-    # the axis starts where the records start when they cover less than the period (at least
-    # ten minutes before the end): a young history is drawn across the chart, not in its corner
-    first = min([*(r["observed_at"] for r in points), *(m.at for m in marks)])
-    start = max(start, min(first - timedelta(minutes=1), end - timedelta(minutes=10)))
-    top = max([1, *(int(r.get("total_lag") or 0) for r in points)])
-    step = _nice(top)
-    y_max = step * max(1, math.ceil(top / step))
-    labels = [fmt_int(step * i) for i in range(round(y_max / step) + 1)]
-    width, pad_r, pad_t, plot_h, band = 900, 20, 26, 200, 10
-    pad_l = 30 + 7 * max(len(x) for x in labels)
-    height = pad_t + plot_h + band + 70
-    span = max((end - start).total_seconds(), 60.0)
-    plot_w = width - pad_l - pad_r
-
-    def x(t: datetime) -> float:
-        return pad_l + plot_w * (t - start).total_seconds() / span
-
-    def y(v: float) -> float:
-        return pad_t + plot_h - plot_h * v / y_max
-
-    out = [
-        f'<svg class="chart lagchart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="lag over time">'
-        "<title>lag over time, in messages, with plans and failovers</title>"
-    ]
-    for i, label in enumerate(labels):
-        v = step * i
-        out.append(
-            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eaeef2"/>'
-        )
-        out.append(
-            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{_e(label)}</text>'
-        )
-    mid = f"{pad_t + plot_h / 2:.0f}"
-    out.append(
-        f'<text x="12" y="{mid}" font-size="11" transform="rotate(-90 12 {mid})" text-anchor="middle">lag (messages)</text>'
-    )
-    ticks, fmt = time_ticks(start, end, plot_w)
-    base = pad_t + plot_h + band
-    for t in ticks:
-        tx = x(t)
-        out.append(
-            f'<line class="grid" x1="{tx:.1f}" x2="{tx:.1f}" y1="{pad_t}" y2="{pad_t + plot_h}" stroke="#eaeef2"/>'
-        )
-        label = {"hm": "%H:%M", "mdhm": "%m-%d %H:%M", "md": "%m-%d", "ymd": "%Y-%m-%d"}[fmt]
-        iso = t.astimezone(UTC).isoformat(timespec="seconds")
-        out.append(
-            f'<text class="tick" x="{tx:.1f}" y="{base + 16}" font-size="11" text-anchor="middle" '
-            f'data-t="{iso}" data-f="{fmt}">{_e(t.strftime(label))}</text>'
-        )
-    # status band: each observation's status until the next one (gaps over 3 minutes stay empty)
-    for a, b in zip(points, [*points[1:], None], strict=True):
-        t1 = b["observed_at"] if b is not None else a["observed_at"] + timedelta(minutes=1)
-        if (t1 - a["observed_at"]).total_seconds() > 180:
-            t1 = a["observed_at"] + timedelta(minutes=1)
-        cls = STATUS_CLASS.get(a.get("status") or "", "unknown")
-        out.append(
-            f'<rect class="band {cls}" x="{x(a["observed_at"]):.1f}" y="{pad_t + plot_h + 1}" '
-            f'width="{max(1.0, x(min(t1, end)) - x(a["observed_at"]) + 0.6):.1f}" height="{band - 2}" '
-            f'fill="{STATUS_COLOUR[cls]}"><title>{_e(a.get("status"))}</title></rect>'
-        )
-    for key, colour, dash, name in (
-        ("total_lag", "#0969da", "", "total lag"),
-        ("max_lag", "#8250df", ' stroke-dasharray="5 3"', "largest partition"),
-    ):
-        segments: list[list[str]] = [[]]
-        prev: datetime | None = None
-        for r in points:
-            if r.get(key) is None:
-                continue
-            if prev is not None and (r["observed_at"] - prev).total_seconds() > 900:
-                segments.append([])  # no line across a gap in the records
-            segments[-1].append(f"{x(r['observed_at']):.1f},{y(float(r[key])):.1f}")
-            prev = r["observed_at"]
-        for seg in segments:
-            if len(seg) == 1:
-                cx, cy = seg[0].split(",")
-                out.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" fill="{colour}"/>')
-            elif seg:
-                out.append(
-                    f'<polyline data-series="{key}" fill="none" stroke="{colour}" stroke-width="2"{dash} '
-                    f'points="{" ".join(seg)}"><title>{name}</title></polyline>'
-                )
-    last_label_x = -1e9
-    for m in sorted(marks, key=lambda m: m.at):
-        mx = x(m.at)
-        if m.kind == "failover":
-            colour, dash = "#cf222e", ' stroke-dasharray="6 3"'
-        elif m.outcome is not None and m.outcome.kind == "published":
-            colour, dash = "#1a7f37", ""
-        else:
-            colour, dash = "#6e7781", ' stroke-dasharray="2 3"'
-        tip = f"{m.label} ({m.at.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC)" + (
-            f": {m.detail}" if m.detail else ""
-        )
-        out.append(
-            f'<line class="mark {m.kind}" data-kind="{m.kind}" x1="{mx:.1f}" x2="{mx:.1f}" y1="{pad_t - 4}" '
-            f'y2="{pad_t + plot_h}" stroke="{colour}"{dash}><title>{_e(tip)}</title></line>'
-        )
-        if mx - last_label_x >= 90:  # labels far enough apart never collide; the table lists all
-            text = _e(_short(m.label, 16))
-            if mx > width - pad_r - 90:  # near the right edge: the label ends at its line
-                out.append(
-                    f'<text x="{mx - 3:.1f}" y="{pad_t - 8}" font-size="10" text-anchor="end" fill="{colour}">{text}</text>'
-                )
-            else:
-                out.append(
-                    f'<text x="{mx + 3:.1f}" y="{pad_t - 8}" font-size="10" fill="{colour}">{text}</text>'
-                )
-            last_label_x = mx
-    ly = base + 36
-    legend = [
-        ("#0969da", "", "total lag"),
-        ("#8250df", ' stroke-dasharray="5 3"', "largest partition"),
-        ("#1a7f37", "", "plan published"),
-        ("#6e7781", ' stroke-dasharray="2 3"', "plan, nothing published"),
-        ("#cf222e", ' stroke-dasharray="6 3"', "failover"),
-    ]
-    lx = pad_l
-    for colour, dash, text in legend:
-        out.append(
-            f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>'
-            f'<text x="{lx + 23}" y="{ly + 4}" font-size="11">{_e(text)}</text>'
-        )
-        lx += 30 + 7 * len(text)
-    out.append(
-        f'<text x="{pad_l}" y="{ly + 22}" font-size="11">band: status at each observation '
-        "(green OK, yellow WARN/SWITCHING, orange STALL/OVERLOAD/UNCONSUMED, red STOP/DEAD)</text>"
-    )
-    out.append("</svg>")
-    return "".join(out)
 
 
 def marks_table(marks: Sequence[Mark]) -> str:
