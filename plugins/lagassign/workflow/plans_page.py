@@ -15,12 +15,10 @@ inside Airflow's sandboxed frame (see ``_SCRIPT``).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
-from datetime import UTC, date, datetime, timedelta
-from html import escape
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -30,30 +28,21 @@ from ..core.inflow import lag_time_text
 from ..core.outcome import Outcome, outcome_of
 from ..core.strategies import cluster_text, kafka_choice
 from ..pipeline.params import PlanParams
+from .charts import STRATEGY_COLOURS as STRATEGY_COLOURS
+from .charts import colour_of, history_chart_svg, lag_chart_svg
+from .formats import esc, fmt_int, fmt_rate, lag_text, ratio_text, when
 from .guard import OVERRIDE, PRIMARY, Guard, publish_guard
-
-BASELINE = "current"
-
-# (topic, partition, from member or None, to member or None)
-Move = tuple[str, int, str | None, str | None]
-
-#: One fixed colour per strategy, wherever it is drawn (Okabe-Ito and Tableau hues, told apart
-#: also with colour-blindness); the chosen plan is marked by its label and outline, not a colour.
-STRATEGY_COLOURS: dict[str, str] = {
-    "current": "#7f7f7f",
-    "lag-optimal": "#e69f00",
-    "lag-aware": "#0072b2",
-    "lag": "#009e73",
-    "range": "#cc79a7",
-    "roundrobin": "#56b4e9",
-    "sticky": "#d55e00",
-    "cooperative-sticky": "#8c564b",
-    "constrained-sticky": "#9467bd",
-    "fair": "#bcbd22",
-    "drain-optimal": "#17becf",
-    "uniform": "#393b79",
-}
-_SPARE_COLOURS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#637939")
+from .plan_facts import (
+    BASELINE,
+    Move,
+    chart_series,
+    compute_moves,
+    dead_instances,
+    owners,
+    result_of,
+    target_strategy,
+    timed,
+)
 
 #: The DAGs the pages' actions and promises depend on, and what stops while one is paused.
 DAG_ROLES: dict[str, str] = {
@@ -160,242 +149,18 @@ d.addEventListener('DOMContentLoaded',function(){d.querySelectorAll('.notice[dat
 # Pure computations
 
 
-def compute_moves(current: Mapping[str, Any] | None, target: Mapping[str, Any] | None) -> list[Move]:
-    """Partitions whose consumer differs between two assignments (``{member: [[topic, p], ...]}``).
-
-    ``from`` is None for a partition nobody consumes now, ``to`` None for one the target leaves
-    out. Sorted by topic, then partition.
-    """
-    before, after = _owners(current or {}), _owners(target or {})
-    moves = [
-        (t, p, before.get((t, p)), after.get((t, p)))
-        for (t, p) in set(before) | set(after)
-        if before.get((t, p)) != after.get((t, p))
-    ]
-    return sorted(moves, key=lambda m: (m[0], m[1]))
-
-
-def _owners(assignment: Mapping[str, Any]) -> dict[tuple[str, int], str]:
-    return {(str(tp[0]), int(tp[1])): str(member) for member, tps in assignment.items() for tp in tps or ()}
-
-
-def target_strategy(group: Mapping[str, Any]) -> str | None:
-    """The strategy a group's moves are shown for: the gate's choice, else its candidate, else the best."""
-    decision = group.get("decision") or {}
-    return decision.get("chosen") or decision.get("candidate") or group.get("best")
-
-
-def _result(group: Mapping[str, Any], strategy: str | None) -> Mapping[str, Any] | None:
-    return next((r for r in group.get("results") or () if r.get("strategy") == strategy), None)
-
-
-def chart_series(group: Mapping[str, Any], every: bool = False) -> list[tuple[str, dict[str, int]]]:
-    """(strategy, lag per member) to draw: ``current`` and the chosen (or candidate) plan; with
-    ``every``, then every other measured strategy in evaluation order. Refused strategies have
-    no lag and are left out."""
-    measured = [
-        r for r in group.get("results") or () if isinstance((r.get("metrics") or {}).get("lag"), Mapping)
-    ]
-    first = [BASELINE, target_strategy(group)]
-    ordered = [r for name in dict.fromkeys(first) for r in measured if r["strategy"] == name]
-    if every:
-        ordered += [r for r in measured if r not in ordered]
-    return [
-        (str(r["strategy"]), {str(k): int(v) for k, v in (r["metrics"].get("lag") or {}).items()})
-        for r in ordered
-    ]
-
-
-def dead_instances(change: str | None) -> list[str]:
-    """The instances a failover's recorded change says died ("w1 silent for 31 s; w3 joined")."""
-    return [
-        part.split()[0]
-        for part in str(change or "").split(";")
-        if part.strip() and not part.strip().endswith(" joined")
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # Formatting helpers: one number format, lag with its unit, times as <time> in UTC
 
 
-def _e(value: Any) -> str:
-    return escape("-" if value is None else str(value), quote=True)
-
-
-def fmt_int(value: Any) -> str:
-    """The one number format of the pages: 1,120 (and '-' for unknown)."""
-    return "-" if value is None else f"{round(value):,}"
-
-
-_int = fmt_int
-
-
-def fmt_rate(value: Any) -> str:
-    """A rate in the same format, with one decimal where it has one: 1,120 or 120.5."""
-    if value is None:
-        return "-"
-    return fmt_int(value) if float(value).is_integer() else f"{float(value):,.1f}"
-
-
-def lag_text(value: Any) -> str:
-    """Lag with its unit: '1,120 messages' ('-' for unknown)."""
-    return "-" if value is None else f"{fmt_int(value)} messages"
-
-
-def _ratio(value: Any) -> str:
-    return "-" if value is None else f"{float(value):.3f}"
-
-
-def _iso(value: datetime) -> str:
-    return (
-        value.astimezone(UTC).isoformat(timespec="seconds") if value.tzinfo else value.isoformat() + "+00:00"
-    )
-
-
-def when(value: datetime | None, fmt: str = "full") -> str:
-    """A time as ``<time>``: written in UTC, shown by the page's script in the Airflow UI's zone."""
-    if not isinstance(value, datetime):
-        return "-"
-    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return f'<time datetime="{_iso(utc)}" data-f="{fmt}">{utc.strftime("%Y-%m-%d %H:%M:%S")} UTC</time>'
-
-
-def _time(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else "-"
-
-
-def _nice_step(top: float, ticks: int = 5) -> float:
-    raw = top / ticks
-    power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-
-
-def colour_of(strategy: str) -> str:
-    """The strategy's fixed colour (an unknown name gets a stable spare one)."""
-    if strategy in STRATEGY_COLOURS:
-        return STRATEGY_COLOURS[strategy]
-    return _SPARE_COLOURS[sum(strategy.encode()) % len(_SPARE_COLOURS)]
-
-
 def badge(outcome: Outcome) -> str:
     """The outcome as the badge every page shows (the recorded line as its tooltip)."""
-    title = f' title="{_e(outcome.detail)}"' if outcome.detail and outcome.detail != outcome.label else ""
-    return f'<span class="badge {_e(outcome.kind)}" data-outcome="{_e(outcome.kind)}"{title}>{_e(outcome.label)}</span>'
-
-
-def _axis_pad(labels: Iterable[str]) -> int:
-    return 26 + 7 * max((len(x) for x in labels), default=1)
+    title = f' title="{esc(outcome.detail)}"' if outcome.detail and outcome.detail != outcome.label else ""
+    return f'<span class="badge {esc(outcome.kind)}" data-outcome="{esc(outcome.kind)}"{title}>{esc(outcome.label)}</span>'
 
 
 # --------------------------------------------------------------------------------------------
 # SVG chart
-
-
-def lag_chart_svg(group: Mapping[str, Any], every: bool = False) -> str:
-    """Grouped bars: per consumer, its lag under ``current`` and the chosen (or candidate) plan
-    (``every``: and every other strategy), each strategy in its fixed colour, the chosen one
-    outlined, with a y axis, a dashed line at the lower bound on max lag and a legend."""
-    series = chart_series(group, every)
-    if not series:
-        return '<p class="muted">no measured assignment to chart</p>'
-    members = sorted({m for _, lags in series for m in lags})
-    if not members:
-        return '<p class="muted">no consumer to chart</p>'
-    chosen = target_strategy(group)
-    bound = group.get("lower_bound_max_lag")
-    top = max([0, *(v for _, lags in series for v in lags.values()), *([bound] if bound else [])])
-    step = _nice_step(top) if top > 0 else 1
-    y_max = step * max(1, math.ceil(top / step))
-    ticks = round(y_max / step)
-    tick_labels = [fmt_int(step * i) for i in range(ticks + 1)]
-
-    bar, gap, pad_r, pad_t, plot_h = 9, 22, 16, 12, 240
-    pad_l = _axis_pad(tick_labels)
-    width = max(720, pad_l + pad_r + len(members) * (len(series) * bar + gap))
-    group_w = (width - pad_l - pad_r) / len(members)
-    bar = max(bar, min(28 if not every else 18, int((group_w - gap) / len(series))))
-    legend = [(name, colour_of(name)) for name, _ in series] + ([("lower bound", "")] if bound else [])
-    legend_cols = max(1, (width - pad_l - pad_r) // 230)
-    legend_h = 20 * math.ceil(len(legend) / legend_cols) + 8
-    height = pad_t + plot_h + 44 + legend_h
-    go = bool((group.get("decision") or {}).get("go"))
-
-    def y(v: float) -> float:
-        return pad_t + plot_h - plot_h * v / y_max
-
-    kind = "every strategy" if every else "current, chosen and lower bound"
-    title = f"lag per consumer in messages, group {group.get('group')} ({kind})"
-    out = [
-        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
-        f"<title>{_e(title)}</title>",
-    ]
-    for i, label in enumerate(tick_labels):
-        v = step * i
-        out.append(
-            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-            'stroke="#eaeef2"/>'
-        )
-        out.append(
-            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{_e(label)}</text>'
-        )
-    mid = f"{pad_t + plot_h / 2:.0f}"
-    out.append(
-        f'<text x="12" y="{mid}" font-size="11" transform="rotate(-90 12 {mid})" '
-        'text-anchor="middle">lag (messages)</text>'
-    )
-    for mi, member in enumerate(members):
-        x0 = pad_l + mi * group_w + (group_w - len(series) * bar) / 2
-        for si, (name, lags) in enumerate(series):
-            v = lags.get(member, 0)
-            x = x0 + si * bar
-            outline = (
-                ' stroke="currentColor" stroke-width="1.5"' if name == chosen and name != BASELINE else ""
-            )
-            out.append(
-                f'<rect data-strategy="{_e(name)}" x="{x:.1f}" y="{y(v):.1f}" width="{bar - 1}" '
-                f'height="{y(0) - y(v):.1f}" fill="{colour_of(name)}"{outline}><title>{_e(member)} under '
-                f"{_e(name)}: {_e(lag_text(v))}</title></rect>"
-            )
-        label_x = x0 + len(series) * bar / 2
-        out.append(
-            f'<text x="{label_x:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle">'
-            f"{_e(member)}</text>"
-        )
-    out.append(
-        f'<line class="axis" x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#57606a"/>'
-    )
-    if bound:
-        out.append(
-            f'<line class="bound" x1="{pad_l}" x2="{width - pad_r}" y1="{y(bound):.1f}" y2="{y(bound):.1f}" '
-            f'stroke="#1f2328" stroke-dasharray="5 4"><title>lower bound on max lag: '
-            f"{_e(lag_text(bound))}</title></line>"
-        )
-        out.append(
-            f'<text x="{width - pad_r - 2}" y="{y(bound) - 4:.1f}" font-size="10" text-anchor="end">'
-            f"lower bound {_e(fmt_int(bound))}</text>"
-        )
-    ly = pad_t + plot_h + 34
-    col_w = (width - pad_l - pad_r) / legend_cols
-    for si, (name, colour) in enumerate(legend):
-        lx = pad_l + (si % legend_cols) * col_w
-        yy = ly + 20 * (si // legend_cols)
-        mark = (
-            (" (chosen)" if go else " (candidate, not applied)")
-            if name == chosen and name != BASELINE
-            else ""
-        )
-        if colour:
-            out.append(f'<rect x="{lx:.1f}" y="{yy}" width="12" height="12" fill="{colour}"/>')
-        else:
-            out.append(
-                f'<line class="bound" x1="{lx:.1f}" x2="{lx + 12:.1f}" y1="{yy + 6}" y2="{yy + 6}" '
-                'stroke="#1f2328" stroke-dasharray="4 2"/>'
-            )
-        out.append(f'<text x="{lx + 17:.1f}" y="{yy + 10}" font-size="12">{_e(name + mark)}</text>')
-    out.append("</svg>")
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,7 +173,7 @@ def page(title: str, body: str) -> str:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><script>{_SCRIPT}</script><style>{_CSS}</style></head>"
+        f"<title>{esc(title)}</title><script>{_SCRIPT}</script><style>{_CSS}</style></head>"
         f"<body><main>{body}</main></body></html>"
     )
 
@@ -419,7 +184,7 @@ def error_page(status: int, message: str, back: str = "plans") -> str:
     heading = titles.get(status, "Something went wrong")
     return page(
         f"lagassign: {heading}",
-        f'<p><a href="{_e(back)}">← all plans</a></p><h1>{_e(heading)}</h1><p class="err">{_e(message)}</p>',
+        f'<p><a href="{esc(back)}">← all plans</a></p><h1>{esc(heading)}</h1><p class="err">{esc(message)}</p>',
     )
 
 
@@ -432,10 +197,10 @@ def paused_html(paused: Mapping[str, bool] | None, action: str = "actions/unpaus
     if not off:
         return ""
     items = "".join(
-        f'<li><a target="_top" href="/dags/{_e(quote(dag))}"><code>{_e(dag)}</code></a> is paused: '
-        f"{_e(DAG_ROLES[dag])}. "
-        f'<form class="action" method="post" action="{_e(action)}"><input type="hidden" name="dag_id" '
-        f'value="{_e(dag)}"><button type="submit">unpause {_e(dag)}</button></form></li>'
+        f'<li><a target="_top" href="/dags/{esc(quote(dag))}"><code>{esc(dag)}</code></a> is paused: '
+        f"{esc(DAG_ROLES[dag])}. "
+        f'<form class="action" method="post" action="{esc(action)}"><input type="hidden" name="dag_id" '
+        f'value="{esc(dag)}"><button type="submit">unpause {esc(dag)}</button></form></li>'
         for dag in off
     )
     return f'<div class="banner paused"><strong>Paused in Airflow</strong><ul>{items}</ul></div>'
@@ -447,12 +212,10 @@ def notice_html(notice: Mapping[str, Any] | None) -> str:
     values the app checked go in here (never text from the URL)."""
     if not notice:
         return ""
-    run = (
-        f'<a target="_top" href="{_e(notice["href"])}">{_e(notice["dag_id"])} run {_e(notice["run_id"])}</a>'
-    )
+    run = f'<a target="_top" href="{esc(notice["href"])}">{esc(notice["dag_id"])} run {esc(notice["run_id"])}</a>'
     return (
-        f'<div class="notice" data-status="{_e(notice["status"])}">Triggered {run}: '
-        f'<span class="state">{_e(notice.get("text") or "queued")}</span> '
+        f'<div class="notice" data-status="{esc(notice["status"])}">Triggered {run}: '
+        f'<span class="state">{esc(notice.get("text") or "queued")}</span> '
         '<a class="plan-link" hidden href="#"></a></div>'
     )
 
@@ -511,19 +274,12 @@ def catch_up_change_short(
     )
 
 
-def timed(group: Mapping[str, Any]) -> bool:
-    """Whether the group was planned in time (its members stated capacities): the current
-    assignment's metrics carry catch-up times."""
-    cur = _result(group, BASELINE)
-    return bool(cur) and "max_catch_up_s" in ((cur or {}).get("metrics") or {})
-
-
 def catch_up_line(group: Mapping[str, Any]) -> str | None:
     """Max catch-up now → under the chosen (or candidate) plan, and the bound
     (``core.catchup.catch_up_change``); None for a group planned without capacities."""
     target = target_strategy(group)
-    current = _result(group, BASELINE) or {}
-    tgt = (_result(group, target) or {}).get("metrics") if target != BASELINE else None
+    current = result_of(group, BASELINE) or {}
+    tgt = (result_of(group, target) or {}).get("metrics") if target != BASELINE else None
     return catch_up_change(current.get("metrics") or {}, tgt, target, len(current.get("unassigned") or ()))
 
 
@@ -548,11 +304,11 @@ def failed_step(plan: Mapping[str, Any]) -> str | None:
 
 def _cause_html(error: str, log_href: str | None = None) -> str:
     why = hint(error)
-    out = f'<div class="cause"><p class="err">{_e(error)}</p>'
+    out = f'<div class="cause"><p class="err">{esc(error)}</p>'
     if why:
-        out += f"<p>what to do: {_e(why)}</p>"
+        out += f"<p>what to do: {esc(why)}</p>"
     if log_href:
-        out += f'<p><a target="_top" href="{_e(log_href)}">open the task log in Airflow</a></p>'
+        out += f'<p><a target="_top" href="{esc(log_href)}">open the task log in Airflow</a></p>'
     return out + "</div>"
 
 
@@ -623,7 +379,7 @@ def params_table(parameters: Mapping[str, Any] | None) -> str:
         same = key in defaults and (defaults[key] == value or (key == "groups" and value in (None, "", ".*")))
         mark = ' <span class="tag default">default</span>' if same else ""
         label = _PARAM_LABELS.get(key, key.replace("_", " "))
-        rows.append(f"<tr><td>{_e(label)}</td><td>{_e(param_value(key, value))}{mark}</td></tr>")
+        rows.append(f"<tr><td>{esc(label)}</td><td>{esc(param_value(key, value))}{mark}</td></tr>")
     return f'<table class="params"><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -656,10 +412,10 @@ def plans_list_html(
     in_time = bool(catch_up)
     form = (
         '<form class="filters" method="get" action="plans">'
-        f'<label>group<input name="group" value="{_e(group or "")}" placeholder="any"></label>'
-        f'<label>since (YYYY-MM-DD)<input name="since" value="{_e(since or "")}" placeholder="2026-05-01" '
+        f'<label>group<input name="group" value="{esc(group or "")}" placeholder="any"></label>'
+        f'<label>since (YYYY-MM-DD)<input name="since" value="{esc(since or "")}" placeholder="2026-05-01" '
         'pattern="\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2})?)?" size="12"></label>'
-        f'<label>until (YYYY-MM-DD)<input name="until" value="{_e(until or "")}" placeholder="2026-05-31" '
+        f'<label>until (YYYY-MM-DD)<input name="until" value="{esc(until or "")}" placeholder="2026-05-31" '
         'pattern="\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2})?)?" size="12"></label>'
         '<button type="submit">filter</button> <a href="plans">clear</a>'
         '<span class="muted">times in <span class="tzname">UTC</span></span></form>'
@@ -671,12 +427,14 @@ def plans_list_html(
         d = details.get(pid)
         groups = (d or {}).get("groups") or []
         run = airflow_run_href(p)
-        dag = f'<a target="_top" href="{_e(run)}">{_e(p.get("dag_id"))}</a>' if run else _e(p.get("dag_id"))
+        dag = (
+            f'<a target="_top" href="{esc(run)}">{esc(p.get("dag_id"))}</a>' if run else esc(p.get("dag_id"))
+        )
         span = max(1, len(groups))
         lead = (
-            f'<td rowspan="{span}" class="id"><a href="{_e(plan_href)}{pid}">plan {pid}</a></td>'
+            f'<td rowspan="{span}" class="id"><a href="{esc(plan_href)}{pid}">plan {pid}</a></td>'
             f'<td rowspan="{span}" class="when">{when(p.get("created_at"))}</td>'
-            f'<td rowspan="{span}" class="name">{dag}<span class="why">{_e(_trigger(p))}</span></td>'
+            f'<td rowspan="{span}" class="name">{dag}<span class="why">{esc(_trigger(p))}</span></td>'
         )
         if not groups:
             plan_view = {**p, "groups": []}
@@ -686,7 +444,7 @@ def plans_list_html(
             elif p.get("status") == "running":
                 cell = '<span class="badge running">running</span>'
             else:
-                cell = f'<span class="muted">{_e(p.get("groups", 0))} groups</span>'
+                cell = f'<span class="muted">{esc(p.get("groups", 0))} groups</span>'
             rows.append(f'<tr class="plan-start">{lead}<td>-</td><td colspan="{cols - 4}">{cell}</td></tr>')
             continue
         plan_dict = d or p
@@ -695,18 +453,18 @@ def plans_list_html(
             out = outcome_of(plan_dict, g)
             reason = _reason(g)
             times = (
-                f'<td class="num catch-up">{_e(catch_up_change_short(catch_up, pid, g) or "-")}</td>'
+                f'<td class="num catch-up">{esc(catch_up_change_short(catch_up, pid, g) or "-")}</td>'
                 if in_time
                 else ""
             )
             rows.append(
-                f'<tr class="{"plan-start" if i == 0 else "more"}" data-plan="{pid}" data-group="{_e(name)}">'
+                f'<tr class="{"plan-start" if i == 0 else "more"}" data-plan="{pid}" data-group="{esc(name)}">'
                 + (lead if i == 0 else "")
-                + f'<td class="name"><a href="history?group={_e(quote(name))}">{_e(name)}</a></td>'
+                + f'<td class="name"><a href="history?group={esc(quote(name))}">{esc(name)}</a></td>'
                 f'<td class="outcome">{badge(out)}'
-                + (f'<span class="why">{_e(reason)}</span>' if reason else "")
-                + f"</td><td class=num>{_e(_lag_change(g))}</td>{times}"
-                f"<td>{_e(target_strategy(g) if g.get('decision') else None)}</td></tr>"
+                + (f'<span class="why">{esc(reason)}</span>' if reason else "")
+                + f"</td><td class=num>{esc(_lag_change(g))}</td>{times}"
+                f"<td>{esc(target_strategy(g) if g.get('decision') else None)}</td></tr>"
             )
     table = (
         '<table class="plans"><thead><tr><th>plan</th><th>created</th><th>DAG run</th>'
@@ -721,7 +479,7 @@ def plans_list_html(
 
     def page_link(label: str, at: int) -> str:
         query = urlencode({k: v for k, v in {**keep, "offset": at or None}.items() if v})
-        return f'<a class="page" href="{_e("plans" + ("?" + query if query else ""))}">{label}</a>'
+        return f'<a class="page" href="{esc("plans" + ("?" + query if query else ""))}">{label}</a>'
 
     nav = []
     if offset > 0:
@@ -746,7 +504,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
     bound = group.get("lower_bound_max_lag")
     in_time = timed(group)
     twin = kafka_choice(group.get("group_type"), group.get("assignor"))
-    current = _result(group, BASELINE)
+    current = result_of(group, BASELINE)
     unconsumed_now = {(str(t), int(p)) for t, p in (current or {}).get("unassigned") or ()}
     rows = []
     for r in group.get("results") or ():
@@ -756,7 +514,7 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
         tags = ""
         if twin is not None and name == twin[0]:  # broker's choice (consumer group), else Kafka's
             tags += (
-                f'<span class="tag kafka" title="does what Kafka does for this group">{_e(twin[1])}</span>'
+                f'<span class="tag kafka" title="does what Kafka does for this group">{esc(twin[1])}</span>'
             )
         if name == chosen and name != BASELINE:
             tags += f'<span class="tag chosen">{"chosen" if go else "candidate"}</span>'
@@ -770,8 +528,8 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
         swatch = f'<span class="swatch" style="background:{colour_of(str(name))}"></span>'
         if r.get("refused") is not None:
             rows.append(
-                f'<tr class="refused"><td>{swatch}{_e(name)}{tags}</td>'
-                f'<td colspan="{7 if in_time else 6}">refused: {_e(r.get("refused"))}</td></tr>'
+                f'<tr class="refused"><td>{swatch}{esc(name)}{tags}</td>'
+                f'<td colspan="{7 if in_time else 6}">refused: {esc(r.get("refused"))}</td></tr>'
             )
             continue
         m = r["metrics"]
@@ -784,20 +542,20 @@ def metrics_table_html(group: Mapping[str, Any]) -> str:
             note += f' <span class="muted">({len(r["withheld"])} withheld until revoked)</span>'
         cls = ' class="chosen"' if name == chosen and name != BASELINE else ""
         catch_up = (
-            f"<td class=num>{_e(duration_text(m.get('max_catch_up_s')) if 'max_catch_up_s' in m else '-')}</td>"
+            f"<td class=num>{esc(duration_text(m.get('max_catch_up_s')) if 'max_catch_up_s' in m else '-')}</td>"
             if in_time
             else ""
         )
         moves = fmt_int(m.get("moves"))
-        taken = len(unconsumed_now & set(_owners(r.get("assignment") or {}))) if name != BASELINE else 0
+        taken = len(unconsumed_now & set(owners(r.get("assignment") or {}))) if name != BASELINE else 0
         if taken:
             moves += f" + {taken} taken over"
         rows.append(
-            f"<tr{cls}><td>{swatch}{_e(name)}{tags}{note}</td><td class=num>{_e(fmt_int(m.get('max_lag')))}</td>"
-            f"<td class=num>{_e(vs)}</td>{catch_up}<td class=num>{_e(_ratio(m.get('imbalance')))}</td>"
-            f"<td class=num>{_e(fmt_int(m.get('lag_spread')))}</td>"
-            f"<td class=num>{_e(fmt_int(m.get('count_spread')))}</td>"
-            f"<td class=num>{_e(moves)}</td></tr>"
+            f"<tr{cls}><td>{swatch}{esc(name)}{tags}{note}</td><td class=num>{esc(fmt_int(m.get('max_lag')))}</td>"
+            f"<td class=num>{esc(vs)}</td>{catch_up}<td class=num>{esc(ratio_text(m.get('imbalance')))}</td>"
+            f"<td class=num>{esc(fmt_int(m.get('lag_spread')))}</td>"
+            f"<td class=num>{esc(fmt_int(m.get('count_spread')))}</td>"
+            f"<td class=num>{esc(moves)}</td></tr>"
         )
     if not rows:
         return ""
@@ -824,14 +582,14 @@ def _moves_rows(
 
     def source(a: str | None) -> str:
         if a is not None:
-            return _e(a)
+            return esc(a)
         if gone:
-            return f'<span class="err">{_e(", ".join(gone))} (dead)</span>'
+            return f'<span class="err">{esc(", ".join(gone))} (dead)</span>'
         return '<span class="muted">nobody (unconsumed)</span>'
 
     return "".join(
-        f"<tr><td>{_e(t)}</td><td class=num>{_e(p)}</td>"
-        f"<td class=num>{_e(lag(t, p))}</td><td>{source(a)}</td><td>{_e(b)}</td></tr>"
+        f"<tr><td>{esc(t)}</td><td class=num>{esc(p)}</td>"
+        f"<td class=num>{esc(lag(t, p))}</td><td>{source(a)}</td><td>{esc(b)}</td></tr>"
         for t, p, a, b in moves
     )
 
@@ -850,7 +608,7 @@ def moves_table_html(
     left by (a failover). A group the gate stopped moves nothing: its candidate's moves are
     shown folded, as what would have moved."""
     target = target_strategy(group)
-    cur, tgt = _result(group, BASELINE), _result(group, target)
+    cur, tgt = result_of(group, BASELINE), result_of(group, target)
     if target is None or target == BASELINE or cur is None or tgt is None or "assignment" not in tgt:
         return '<p class="muted">no moves: nothing to move to</p>'
     moves = compute_moves(cur.get("assignment"), tgt.get("assignment"))
@@ -863,7 +621,7 @@ def moves_table_html(
     if not go:
         return (
             '<p class="stop">Nothing moves: the gate stopped this plan.</p>'
-            f"<details><summary>what {_e(target)} would move if published ({len(moves)} "
+            f"<details><summary>what {esc(target)} would move if published ({len(moves)} "
             f"partitions)</summary>{table if moves else ''}</details>"
         )
     taken = sum(1 for m in moves if m[2] is None)
@@ -873,7 +631,7 @@ def moves_table_html(
         if taken
         else ""
     )
-    head = f"<h3>Moves: {_e(current_label)} → {_e(target)} ({_e(counts)})</h3>"
+    head = f"<h3>Moves: {esc(current_label)} → {esc(target)} ({esc(counts)})</h3>"
     if not moves:
         return head + '<p class="muted">the same assignment: no partition moves</p>'
     return head + table
@@ -883,7 +641,7 @@ def members_table_html(group: Mapping[str, Any]) -> str:
     """Per member, under current and under the chosen (or candidate) plan: lag, catch-up time
     (when planned in time), partition count, and the partitions it ends with."""
     target = target_strategy(group)
-    cur, tgt = _result(group, BASELINE), _result(group, target)
+    cur, tgt = result_of(group, BASELINE), result_of(group, target)
     if cur is None or tgt is None or target == BASELINE or "assignment" not in tgt:
         return ""
     cm, tm = cur.get("metrics") or {}, tgt.get("metrics") or {}
@@ -903,19 +661,19 @@ def members_table_html(group: Mapping[str, Any]) -> str:
     for m in members:
         parts = sorted(tuple(tp) for tp in (tgt.get("assignment") or {}).get(m) or ())
         shown = ", ".join(f"{t}-{p}" for t, p in parts)
-        times = f"<td class=num>{_e(catch_up(cm, m))} → {_e(catch_up(tm, m))}</td>" if in_time else ""
+        times = f"<td class=num>{esc(catch_up(cm, m))} → {esc(catch_up(tm, m))}</td>" if in_time else ""
         lag = (
-            f"<td class=num>{_e(fmt_int((cm.get('lag') or {}).get(m)))} → "
-            f"{_e(fmt_int((tm.get('lag') or {}).get(m)))}</td>"
+            f"<td class=num>{esc(fmt_int((cm.get('lag') or {}).get(m)))} → "
+            f"{esc(fmt_int((tm.get('lag') or {}).get(m)))}</td>"
             if measured
             else ""
         )
         rows.append(
-            f"<tr><td>{_e(m)}</td>{lag}{times}<td class=num>{_e(count(cur, cm, m))} → "
-            f"{_e(count(tgt, tm, m))}</td><td><code>{_e(shown)}</code></td></tr>"
+            f"<tr><td>{esc(m)}</td>{lag}{times}<td class=num>{esc(count(cur, cm, m))} → "
+            f"{esc(count(tgt, tm, m))}</td><td><code>{esc(shown)}</code></td></tr>"
         )
     return (
-        f"<h3>Members under {_e(target)}</h3>"
+        f"<h3>Members under {esc(target)}</h3>"
         '<table class="members"><thead><tr><th>member</th>'
         + ('<th class="num">lag now → plan (messages)</th>' if measured else "")
         + ('<th class="num">catch-up now → plan</th>' if in_time else "")
@@ -930,13 +688,13 @@ def _publications_html(group: Mapping[str, Any]) -> str:
         return ""
     items = []
     for pub in pubs:
-        text = f"version {_e(pub.get('version'))} ({_e(pub.get('strategy', '-'))}): {_e(pub.get('state'))}"
+        text = f"version {esc(pub.get('version'))} ({esc(pub.get('strategy', '-'))}): {esc(pub.get('state'))}"
         if pub.get("published_at"):
             text += f" at {when(pub['published_at'])}"
         if pub.get("forced"):
             text += " (forced)"
         if pub.get("error"):
-            text += f": {_e(pub['error'])}"
+            text += f": {esc(pub['error'])}"
         items.append(f"<li>{text}</li>")
     return f"<p>publications:</p><ul>{''.join(items)}</ul>"
 
@@ -966,15 +724,15 @@ def _confirmation(group: Mapping[str, Any], why: str) -> str:
     and the partitions that would move."""
     d = group.get("decision") or {}
     target = target_strategy(group)
-    cur, tgt = _result(group, BASELINE), _result(group, target)
+    cur, tgt = result_of(group, BASELINE), result_of(group, target)
     moves = compute_moves((cur or {}).get("assignment"), (tgt or {}).get("assignment")) if cur and tgt else []
     items = "".join(
-        f"<li>{_e(t)}-{_e(p)}: {_e(a or 'nobody')} → {_e(b or 'nobody')}</li>" for t, p, a, b in moves
+        f"<li>{esc(t)}-{esc(p)}: {esc(a or 'nobody')} → {esc(b or 'nobody')}</li>" for t, p, a, b in moves
     )
     change = lag_change_line(d)
     return (
-        f'<p class="stop">{_e(why)}</p>'
-        + (f"<p>{_e(change)}</p>" if change else "")
+        f'<p class="stop">{esc(why)}</p>'
+        + (f"<p>{esc(change)}</p>" if change else "")
         + f"<p>{len(moves)} partition{'s' if len(moves) != 1 else ''} would move:</p><ul>{items}</ul>"
     )
 
@@ -991,8 +749,8 @@ def actions_html(
     name = str(group.get("group"))
     target = target_strategy(group)
     hidden = (
-        f'<input type="hidden" name="plan_id" value="{_e(plan.get("id"))}">'
-        f'<input type="hidden" name="group" value="{_e(name)}">'
+        f'<input type="hidden" name="plan_id" value="{esc(plan.get("id"))}">'
+        f'<input type="hidden" name="group" value="{esc(name)}">'
     )
     dry = '<label><input type="checkbox" name="dry_run" value="true"> dry run</label>'
     out = []
@@ -1000,21 +758,21 @@ def actions_html(
         change = lag_change_line(group.get("decision") or {})
         out.append(
             f'<form class="action" method="post" action="{action_base}/publish">{hidden}'
-            f'<button class="primary" type="submit">publish this plan ({_e(target)})</button> {dry}'
-            + (f' <span class="muted">{_e(change)}</span>' if change else "")
+            f'<button class="primary" type="submit">publish this plan ({esc(target)})</button> {dry}'
+            + (f' <span class="muted">{esc(change)}</span>' if change else "")
             + "</form>"
         )
     elif guard.mode == OVERRIDE:
         out.append(
-            f'<details class="override"><summary>publish anyway ({_e(target)})…</summary>'
+            f'<details class="override"><summary>publish anyway ({esc(target)})…</summary>'
             f'<form class="action confirm" method="post" action="{action_base}/publish">{hidden}'
             f'<input type="hidden" name="override" value="yes">{_confirmation(group, guard.why)}'
             '<label><input type="checkbox" name="confirm" value="yes" required> I have read this and '
-            f"want to publish {_e(target)} against the gate</label><br>"
+            f"want to publish {esc(target)} against the gate</label><br>"
             f'<button class="danger" type="submit">publish anyway</button> {dry}</form></details>'
         )
     elif guard.why:
-        out.append(f'<span class="muted not-publishable">{_e(guard.why)}</span> ')
+        out.append(f'<span class="muted not-publishable">{esc(guard.why)}</span> ')
     if not (plan.get("parameters") or {}).get("action"):
         replan = "primary" if guard.stale else ""
         out.append(
@@ -1022,7 +780,7 @@ def actions_html(
             f'<button class="{replan}" type="submit">re-plan this group</button></form>'
         )
     history = "../history" if action_base.startswith("..") else "history"
-    out.append(f'<a href="{history}?group={_e(quote(name))}">history of this group</a>')
+    out.append(f'<a href="{history}?group={esc(quote(name))}">history of this group</a>')
     return f'<div class="actions">{"".join(out)}</div>'
 
 
@@ -1045,41 +803,41 @@ def group_html(
     d = group.get("decision")
     plan = plan or {}
     out = outcome_of(plan, group)
-    html = [f'<section class="group" id="group-{_e(name)}"><h2>group {_e(name)} {badge(out)}</h2>']
+    html = [f'<section class="group" id="group-{esc(name)}"><h2>group {esc(name)} {badge(out)}</h2>']
     cluster = cluster_text(group.get("group_type"), group.get("assignor"))
     if cluster:
-        html.append(f'<p class="cluster muted">{_e(cluster)}</p>')
+        html.append(f'<p class="cluster muted">{esc(cluster)}</p>')
     if d is None:
         html.append('<p class="muted">no gate decision recorded</p>')
     else:
         if (plan.get("parameters") or {}).get("action"):  # a review or roll back: what was asked
-            html.append(f"<p>request: {_e(d.get('reason'))}</p>")
+            html.append(f"<p>request: {esc(d.get('reason'))}</p>")
         else:
             verdict = '<span class="go">go</span>' if d.get("go") else '<span class="stop">stop</span>'
-            html.append(f"<p>gate: {verdict}: {_e(d.get('reason'))}</p>")
+            html.append(f"<p>gate: {verdict}: {esc(d.get('reason'))}</p>")
     if out.detail and out.detail not in (out.label, (d or {}).get("reason")):
-        html.append(f'<p class="outcome-detail">{badge(out)} {_e(out.detail)}</p>')
+        html.append(f'<p class="outcome-detail">{badge(out)} {esc(out.detail)}</p>')
     if plan.get("id") is not None:
         html.append(actions_html(plan, group, guard or publish_guard(plan, group, kind)))
     if previous is not None:
         pid, prev = previous
         changed = "; ".join(changes_since(group, prev))
-        html.append(f'<p class="changes">since <a href="{pid}">plan {pid}</a>: {_e(changed)}</p>')
+        html.append(f'<p class="changes">since <a href="{pid}">plan {pid}</a>: {esc(changed)}</p>')
     html.append(_publications_html(group))
     if group.get("error"):
         html.append(f"<p>not evaluated:</p>{_cause_html(str(group['error']))}</section>")
         return "".join(html)
     rollback = (plan.get("parameters") or {}).get("action") == "rollback"
     if group.get("members") is not None or group.get("partitions") is not None:
-        facts = [f"{_e(group.get('members'))} members", f"{_e(group.get('partitions'))} partitions"]
+        facts = [f"{esc(group.get('members'))} members", f"{esc(group.get('partitions'))} partitions"]
         if group.get("lower_bound_max_lag") is not None:
-            facts.append(f"lower bound on max lag {_e(lag_text(group.get('lower_bound_max_lag')))}")
+            facts.append(f"lower bound on max lag {esc(lag_text(group.get('lower_bound_max_lag')))}")
         if group.get("best"):
-            facts.append(f"best {_e(group.get('best'))}")
+            facts.append(f"best {esc(group.get('best'))}")
         html.append(f'<p class="muted">{", ".join(facts)}</p>')
     in_time = [x for x in (catch_up_line(group), lag_time_text(times)) if x]
     if in_time:
-        html.append(f'<p class="catch-up">{_e("; ".join(in_time))}</p>')
+        html.append(f'<p class="catch-up">{esc("; ".join(in_time))}</p>')
     if chart_series(group):
         html.append(lag_chart_svg(group))
         html.append(
@@ -1117,26 +875,26 @@ def plan_html(
     run_href = airflow_run_href(plan)
     run_text = " / ".join(x for x in (plan.get("dag_id"), plan.get("run_id")) if x) or "-"
     groups = plan.get("groups") or []
-    outcomes = " ".join(f"{_e(g['group'])} {badge(outcome_of(plan, g))}" for g in groups[:6])
+    outcomes = " ".join(f"{esc(g['group'])} {badge(outcome_of(plan, g))}" for g in groups[:6])
     if len(groups) > 6:
         outcomes += f' <span class="muted">and {len(groups) - 6} more groups below</span>'
     status = str(plan.get("status") or "-")
     meta = [
-        ("status", _e(status) + (f" · {outcomes}" if outcomes else "")),
-        ("trigger", _e(_trigger(plan))),
+        ("status", esc(status) + (f" · {outcomes}" if outcomes else "")),
+        ("trigger", esc(_trigger(plan))),
         ("created", when(plan.get("created_at"))),
         ("finished", when(plan.get("finished_at"))),
         (
             "DAG run",
-            f'<a target="_top" href="{_e(run_href)}">{_e(run_text)}</a>' if run_href else _e(run_text),
+            f'<a target="_top" href="{esc(run_href)}">{esc(run_text)}</a>' if run_href else esc(run_text),
         ),
         ("snapshot taken", when(plan.get("snapshot_at"))),
     ]
     params = plan.get("parameters")
     reviewed = (params or {}).get("reviewed_plan")
     if reviewed:
-        meta.append(("reviewed plan", f'<a href="{_e(reviewed)}">plan {_e(reviewed)}</a>'))
-    rows = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in meta)
+        meta.append(("reviewed plan", f'<a href="{esc(reviewed)}">plan {esc(reviewed)}</a>'))
+    rows = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in meta)
     if params is not None:
         rows += f"<dt>parameters</dt><dd>{params_table(params)}</dd>"
     cause = ""
@@ -1168,143 +926,12 @@ def plan_html(
     )
     return page(
         f"lagassign: plan {plan.get('id')}",
-        f'<p><a href="{_e(list_href)}">← all plans</a></p>{notice_html(notice)}{paused_html(paused, "../actions/unpause")}'
-        f'<h1>Plan {_e(plan.get("id"))}</h1><dl class="meta">{rows}</dl>{cause}{body}',
+        f'<p><a href="{esc(list_href)}">← all plans</a></p>{notice_html(notice)}{paused_html(paused, "../actions/unpause")}'
+        f'<h1>Plan {esc(plan.get("id"))}</h1><dl class="meta">{rows}</dl>{cause}{body}',
     )
 
 
 # -- a group's history -------------------------------------------------------------------------
-
-
-_TICK_STEPS = (
-    (timedelta(minutes=1), "hm"),
-    (timedelta(minutes=5), "hm"),
-    (timedelta(minutes=15), "hm"),
-    (timedelta(hours=1), "hm"),
-    (timedelta(hours=3), "hm"),
-    (timedelta(hours=6), "mdhm"),
-    (timedelta(hours=12), "mdhm"),
-    (timedelta(days=1), "md"),
-    (timedelta(days=2), "md"),
-    (timedelta(days=7), "md"),
-    (timedelta(days=14), "md"),
-    (timedelta(days=30), "ymd"),
-    (timedelta(days=91), "ymd"),
-    (timedelta(days=365), "ymd"),
-)
-#: The widest label of each format in pixels at the chart's font size (with a gap): ticks are
-#: never closer than this, so labels never collide.
-_LABEL_PX = {"hm": 44, "mdhm": 84, "md": 48, "ymd": 80}
-
-
-def time_ticks(start: datetime, end: datetime, width: float) -> tuple[list[datetime], str]:
-    """Tick times between ``start`` and ``end`` (UTC) on a round step wide enough that no two
-    labels of its format overlap on ``width`` pixels; and that format (hm, mdhm, md, ymd)."""
-    span = max((end - start).total_seconds(), 60.0)
-    for step, fmt in _TICK_STEPS:
-        if width * step.total_seconds() / span >= _LABEL_PX[fmt] + 12:
-            break
-    epoch = datetime(2000, 1, 1, tzinfo=UTC)
-    s = step.total_seconds()
-    first = epoch + timedelta(seconds=math.ceil((start - epoch).total_seconds() / s) * s)
-    ticks: list[datetime] = []
-    t = first
-    while t <= end and len(ticks) < 200:
-        ticks.append(t)
-        t += step
-    return ticks, fmt
-
-
-def history_chart_svg(rows: list[dict[str, Any]]) -> str:
-    """Max member lag of a group over time (a time axis: oldest left): now (current) and under
-    the plan (chosen or candidate), one point per plan at the time it was made; published plans
-    filled. Time labels sit on round steps far enough apart never to collide."""
-    points = [
-        r for r in rows if r.get("current_max_lag") is not None and isinstance(r.get("created_at"), datetime)
-    ]
-    if not points:
-        return '<p class="muted">no measured plan to chart</p>'
-    points = sorted(points, key=lambda r: r["created_at"])
-    top = max(
-        [1, *(int(r["current_max_lag"]) for r in points), *(int(r.get("plan_max_lag") or 0) for r in points)]
-    )
-    step = _nice_step(top)
-    y_max = step * max(1, math.ceil(top / step))
-    labels = [fmt_int(step * i) for i in range(round(y_max / step) + 1)]
-    width, pad_r, pad_t, plot_h = 760, 24, 12, 200
-    pad_l = _axis_pad(labels)
-    height = pad_t + plot_h + 64
-    times = [r["created_at"].astimezone(UTC) for r in points]
-    t0, t1 = times[0], times[-1]
-    short = timedelta(minutes=10) - (t1 - t0)
-    if short > timedelta(0):  # a few minutes at least, so the axis has labelled steps
-        t0, t1 = t0 - short / 2, t1 + short / 2
-    span = (t1 - t0).total_seconds()
-    plot_w = width - pad_l - pad_r
-
-    def x(t: datetime) -> float:
-        return pad_l + plot_w * (t.astimezone(UTC) - t0).total_seconds() / span
-
-    def y(v: float) -> float:
-        return pad_t + plot_h - plot_h * v / y_max
-
-    out = [
-        f'<svg class="chart history" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="max lag over time">'
-        "<title>max member lag over time, in messages</title>"
-    ]
-    for i, label in enumerate(labels):
-        v = step * i
-        out.append(
-            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eaeef2"/>'
-        )
-        out.append(
-            f'<text x="{pad_l - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{_e(label)}</text>'
-        )
-    mid = f"{pad_t + plot_h / 2:.0f}"
-    out.append(
-        f'<text x="12" y="{mid}" font-size="11" transform="rotate(-90 12 {mid})" '
-        'text-anchor="middle">max lag (messages)</text>'
-    )
-    ticks, fmt = time_ticks(t0, t1, plot_w)
-    for t in ticks:
-        tx = x(t)
-        out.append(
-            f'<line class="grid" x1="{tx:.1f}" x2="{tx:.1f}" y1="{pad_t}" y2="{pad_t + plot_h}" stroke="#eaeef2"/>'
-        )
-        label = {"hm": "%H:%M", "mdhm": "%m-%d %H:%M", "md": "%m-%d", "ymd": "%Y-%m-%d"}[fmt]
-        out.append(
-            f'<text class="tick" x="{tx:.1f}" y="{pad_t + plot_h + 16}" font-size="11" text-anchor="middle" '
-            f'data-t="{_iso(t)}" data-f="{fmt}">{_e(t.strftime(label))}</text>'
-        )
-    for key, colour, label in (
-        ("current_max_lag", colour_of("current"), "now (current)"),
-        ("plan_max_lag", colour_of("lag-optimal"), "under the plan"),
-    ):
-        pts = [(x(r["created_at"]), y(int(r[key]))) for r in points if r.get(key) is not None]
-        if pts:
-            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
-            out.append(
-                f'<polyline data-series="{key}" fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
-            )
-        for r in points:
-            if r.get(key) is None:
-                continue
-            filled = colour if r.get("published") else "none"
-            out.append(
-                f'<circle cx="{x(r["created_at"]):.1f}" cy="{y(int(r[key])):.1f}" r="4" fill="{filled}" '
-                f'stroke="{colour}"><title>plan {_e(r["plan_id"])} ({_e(_time(r["created_at"]))} UTC): '
-                f"{_e(label)} {_e(lag_text(r[key]))}</title></circle>"
-            )
-    ly = pad_t + plot_h + 38
-    out.append(
-        f'<rect x="{pad_l}" y="{ly}" width="12" height="3" fill="{colour_of("current")}"/>'
-        f'<text x="{pad_l + 17}" y="{ly + 5}" font-size="12">max lag now (current)</text>'
-        f'<rect x="{pad_l + 200}" y="{ly}" width="12" height="3" fill="{colour_of("lag-optimal")}"/>'
-        f'<text x="{pad_l + 217}" y="{ly + 5}" font-size="12">under the plan (filled: published)</text>'
-    )
-    out.append("</svg>")
-    return "".join(out)
 
 
 def rollback_html(
@@ -1319,11 +946,11 @@ def rollback_html(
     v = version.get("version")
     moves = compute_moves((in_force or {}).get("assignment"), version.get("assignment"))
     items = "".join(
-        f"<li>{_e(t)}-{_e(p)}: {_e(a or 'nobody')} → {_e(b or 'nobody')}</li>" for t, p, a, b in moves
+        f"<li>{esc(t)}-{esc(p)}: {esc(a or 'nobody')} → {esc(b or 'nobody')}</li>" for t, p, a, b in moves
     )
     against = f"version {in_force.get('version')} in force" if in_force else "no version in force"
     diff = (
-        f"<p>against {_e(against)}: {len(moves)} partition{'s' if len(moves) != 1 else ''} change consumer</p>"
+        f"<p>against {esc(against)}: {len(moves)} partition{'s' if len(moves) != 1 else ''} change consumer</p>"
         + (f"<ul>{items}</ul>" if items else "")
     )
     made = (
@@ -1332,13 +959,13 @@ def rollback_html(
         else ""
     )
     return (
-        f'<details class="rollback"><summary>roll back to version {_e(v)}{_e(made)}…</summary>'
-        f'<form class="action confirm" method="post" action="{_e(action)}">'
-        f'<input type="hidden" name="plan_id" value="{_e(plan_id)}"><input type="hidden" name="group" '
-        f'value="{_e(group)}"><input type="hidden" name="version" value="{_e(v)}">{diff}'
-        f'<label><input type="checkbox" name="confirm" value="yes" required> publish version {_e(v)}\'s '
+        f'<details class="rollback"><summary>roll back to version {esc(v)}{esc(made)}…</summary>'
+        f'<form class="action confirm" method="post" action="{esc(action)}">'
+        f'<input type="hidden" name="plan_id" value="{esc(plan_id)}"><input type="hidden" name="group" '
+        f'value="{esc(group)}"><input type="hidden" name="version" value="{esc(v)}">{diff}'
+        f'<label><input type="checkbox" name="confirm" value="yes" required> publish version {esc(v)}\'s '
         "assignment again as a new version</label><br>"
-        f'<button class="danger" type="submit">roll back to version {_e(v)}</button> '
+        f'<button class="danger" type="submit">roll back to version {esc(v)}</button> '
         '<label><input type="checkbox" name="dry_run" value="true"> dry run</label></form></details>'
     )
 
@@ -1356,7 +983,7 @@ def history_html(
     in force) for versions published before; the group's live instances (``status``).
     ``details``: ``plan_details`` of the rows' plans, for their outcomes."""
     in_time = any("current_max_catch_up_s" in r for r in rows)
-    body = [f'<p><a href="plans">← all plans</a></p>{paused_html(paused)}<h1>Group {_e(group)}</h1>']
+    body = [f'<p><a href="plans">← all plans</a></p>{paused_html(paused)}<h1>Group {esc(group)}</h1>']
     if status is not None:
         body.append(live_instances_html(status))
     else:
@@ -1377,7 +1004,7 @@ def history_html(
     for r in rows:
         out = _row_outcome(group, r, (details or {}).get(r["plan_id"]))
         by = f" by {r['triggered_by']}" if r.get("triggered_by") else ""
-        trigger = _e(f"{r.get('trigger')}{by}")
+        trigger = esc(f"{r.get('trigger')}{by}")
         if r.get("trigger") == "failover":  # an instance died or joined: stands out in the history
             trigger = f'<span class="stop">{trigger}</span>'
         reason = r.get("reason") or r.get("error")
@@ -1386,19 +1013,19 @@ def history_html(
             return f"{f(a)} → {f(b)}" if b is not None else f(a)
 
         catch_up = (
-            f'<td class="num catch-up">{_e(pair(r.get("current_max_catch_up_s"), r.get("plan_max_catch_up_s") if "plan_max_catch_up_s" in r else None, duration_text))}</td>'
+            f'<td class="num catch-up">{esc(pair(r.get("current_max_catch_up_s"), r.get("plan_max_catch_up_s") if "plan_max_catch_up_s" in r else None, duration_text))}</td>'
             if in_time
             else ""
         )
         trs.append(
-            f'<tr class="{_e(r.get("trigger"))}"><td><a href="plans/{_e(r["plan_id"])}#group-{_e(group)}">plan {_e(r["plan_id"])}</a></td>'
+            f'<tr class="{esc(r.get("trigger"))}"><td><a href="plans/{esc(r["plan_id"])}#group-{esc(group)}">plan {esc(r["plan_id"])}</a></td>'
             f'<td class="when">{when(r.get("created_at"))}</td><td>{trigger}</td>'
             f'<td class="outcome">{badge(out)}'
-            + (f'<span class="why">{_e(reason)}</span>' if reason else "")
+            + (f'<span class="why">{esc(reason)}</span>' if reason else "")
             + "</td>"
-            f"<td class=num>{_e(pair(r.get('current_max_lag'), r.get('plan_max_lag'), fmt_int))}</td>"
-            f"<td class=num>{_e(pair(r.get('current_imbalance'), r.get('plan_imbalance'), _ratio))}</td>"
-            f"{catch_up}<td>{_e(r.get('strategy'))}</td></tr>"
+            f"<td class=num>{esc(pair(r.get('current_max_lag'), r.get('plan_max_lag'), fmt_int))}</td>"
+            f"<td class=num>{esc(pair(r.get('current_imbalance'), r.get('plan_imbalance'), ratio_text))}</td>"
+            f"{catch_up}<td>{esc(r.get('strategy'))}</td></tr>"
         )
     body.append(
         "<h2>Plans</h2>"
@@ -1414,7 +1041,7 @@ def history_html(
     if backs:
         against = f"version {in_force['version']} is in force" if in_force else ""
         body.append(
-            f'<h2>Roll back</h2><p class="muted">{_e(against)}; each version below can be published '
+            f'<h2>Roll back</h2><p class="muted">{esc(against)}; each version below can be published '
             f"again as a new version (its diff against the version in force first)</p>{''.join(backs)}"
         )
     return page(f"lagassign: group {group}", "".join(body))
@@ -1445,12 +1072,12 @@ def live_instances_html(instances: list[dict[str, Any]]) -> str:
         value = i.get("last_seen")
         if isinstance(value, datetime):
             return when(value)
-        return _e(value)
+        return esc(value)
 
     rows = "".join(
-        f"<tr><td>{_e(i.get('instance'))}</td><td>{'<span class=go>alive</span>' if i.get('alive') else '<span class=err>dead</span>'}</td>"
-        f"<td class=num>{_e(i.get('version'))}</td><td class=num>{_e(fmt_int(i.get('lag')))}</td>"
-        f"<td class=num>{_e(fmt_rate(i.get('rate')))}</td><td class=when>{seen(i)}</td><td>{_e(i.get('host'))}</td></tr>"
+        f"<tr><td>{esc(i.get('instance'))}</td><td>{'<span class=go>alive</span>' if i.get('alive') else '<span class=err>dead</span>'}</td>"
+        f"<td class=num>{esc(i.get('version'))}</td><td class=num>{esc(fmt_int(i.get('lag')))}</td>"
+        f"<td class=num>{esc(fmt_rate(i.get('rate')))}</td><td class=when>{seen(i)}</td><td>{esc(i.get('host'))}</td></tr>"
         for i in instances
     )
     return (
