@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import json
 import sys
 from typing import Any
 
 from ..core.clock import now_text
-from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD
+from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD, GateDecision
 from ..core.lag import RESET_POLICIES
 from ..core.report import plan_table
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
@@ -26,11 +27,18 @@ from ..pipeline import (
     snapshot_step,
 )
 from ..pipeline.failover import FailoverSettings
+from ..pipeline.ports import PlanningStore
 from .kafka import ProgressBar, _add_connection_args, _client_config
 from .options import add_lag_optimal_options, groups_file, positive_seconds, strategy_list
 
 
 def register(subparsers: Any) -> None:
+    """Add ``plan`` and ``watch`` to the ``lagassign`` parser."""
+    _add_plan_command(subparsers)
+    _add_watch_command(subparsers)
+
+
+def _add_plan_command(subparsers: Any) -> None:
     p = subparsers.add_parser("plan", help="snapshot, evaluate every strategy, gate, publish and record")
     _add_connection_args(p)
     p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
@@ -40,6 +48,27 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--strategies", type=strategy_list, help="comma-separated strategies to evaluate (default: all)"
     )
+    _add_gate_args(p)
+    p.add_argument(
+        "--auto-offset-reset",
+        choices=RESET_POLICIES,
+        default="latest",
+        help="reset policy of groups that declare none (default latest)",
+    )
+    p.add_argument("--apply", action="store_true", help="publish plans that pass the gate")
+    p.add_argument("--dry-run", action="store_true", help="go through publishing without writing to Kafka")
+    p.add_argument("--force", action="store_true", help="publish even a plan older than the one in force")
+    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
+    p.add_argument("--spark", action="store_true", help="evaluate with spark-submit instead of in-process")
+    p.add_argument("--spark-master", default="local[2]", help="Spark master for --spark (default local[2])")
+    p.add_argument("--base-dir", help="where snapshots and evaluations go (default $AIRFLOW_HOME/lagassign)")
+    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
+    p.set_defaults(func=_cmd_plan)
+
+
+def _add_gate_args(p: argparse.ArgumentParser) -> None:
+    """The gate's thresholds and lag-optimal's options, as ``plan`` takes them."""
     p.add_argument(
         "--threshold",
         type=float,
@@ -60,23 +89,9 @@ def register(subparsers: Any) -> None:
         help="groups whose members state capacities also go on when their slowest member needs "
         "longer than this to catch up (default: off)",
     )
-    p.add_argument(
-        "--auto-offset-reset",
-        choices=RESET_POLICIES,
-        default="latest",
-        help="reset policy of groups that declare none (default latest)",
-    )
-    p.add_argument("--apply", action="store_true", help="publish plans that pass the gate")
-    p.add_argument("--dry-run", action="store_true", help="go through publishing without writing to Kafka")
-    p.add_argument("--force", action="store_true", help="publish even a plan older than the one in force")
-    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--spark", action="store_true", help="evaluate with spark-submit instead of in-process")
-    p.add_argument("--spark-master", default="local[2]", help="Spark master for --spark (default local[2])")
-    p.add_argument("--base-dir", help="where snapshots and evaluations go (default $AIRFLOW_HOME/lagassign)")
-    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
-    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
-    p.set_defaults(func=_cmd_plan)
 
+
+def _add_watch_command(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "watch", help="fail over assign()-mode groups: a new plan when an instance dies or joins"
     )
@@ -142,11 +157,33 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    import json
-
     from ..store import AuditStore
 
-    params = PlanParams.from_mapping(
+    params = _plan_params(args)
+    config = _client_config(args)
+    with AuditStore(args.db) as store:
+        plan_id = store.start_plan("manual", getpass.getuser(), parameters=params.record())
+        try:
+            decisions, outcomes = _run_plan(store, plan_id, config, params, args)
+        except BaseException as exc:
+            store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
+            raise
+        store.finish_plan(plan_id, "succeeded")
+    if args.json:
+        json.dump(
+            {"plan_id": plan_id, "decisions": [d.to_dict() for d in decisions], "publications": outcomes},
+            sys.stdout,
+            indent=1,
+        )
+        sys.stdout.write("\n")
+    else:
+        print(plan_table(plan_id, decisions, outcomes))
+    return 0
+
+
+def _plan_params(args: argparse.Namespace) -> PlanParams:
+    """The run's parameters from the command line, checked as the DAGs' are."""
+    return PlanParams.from_mapping(
         {
             "groups": args.groups,
             "groups_file": args.groups_file,
@@ -163,49 +200,39 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             "plan_topic": args.plan_topic,
         }
     )
-    config = _client_config(args)
+
+
+def _run_plan(
+    store: PlanningStore, plan_id: int, config: dict[str, Any], params: PlanParams, args: argparse.Namespace
+) -> tuple[list[GateDecision], list[dict[str, Any]]]:
+    """The planning run's steps in order (reconcile, snapshot, evaluate, record, gate, publish);
+    the gate's decisions and the publications."""
+    folder = run_dir(base_dir(args.base_dir), plan_id)
     tty = sys.stderr.isatty()
 
     def say(message: str) -> None:
         print(message, file=sys.stderr)
 
-    with AuditStore(args.db) as store:
-        plan_id = store.start_plan("manual", getpass.getuser(), parameters=params.record())
-        folder = run_dir(base_dir(args.base_dir), plan_id)
-        try:
-            reconcile_step(store, config, params.plan_topic, log=say, timeout=args.timeout)
-            snapshot_step(
-                store,
-                plan_id,
-                config,
-                params,
-                folder / "snapshot",
-                progress=ProgressBar("snapshot") if tty else None,
-                log=say,
-                timeout=args.timeout,
-            )
-            evaluate_step(
-                folder / "snapshot",
-                folder / "evaluations",
-                params,
-                spark_master=args.spark_master if args.spark else None,
-                progress=ProgressBar("evaluate") if tty else None,
-                log=say,
-            )
-            evaluated = record_step(store, plan_id, folder / "evaluations", log=say)
-            decisions = gate_step(store, plan_id, evaluated, params, log=say)
-            outcomes = publish_step(store, plan_id, decisions, config, params, log=say)
-        except BaseException as exc:
-            store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
-            raise
-        store.finish_plan(plan_id, "succeeded")
-    if args.json:
-        json.dump(
-            {"plan_id": plan_id, "decisions": [d.to_dict() for d in decisions], "publications": outcomes},
-            sys.stdout,
-            indent=1,
-        )
-        sys.stdout.write("\n")
-    else:
-        print(plan_table(plan_id, decisions, outcomes))
-    return 0
+    reconcile_step(store, config, params.plan_topic, log=say, timeout=args.timeout)
+    snapshot_step(
+        store,
+        plan_id,
+        config,
+        params,
+        folder / "snapshot",
+        progress=ProgressBar("snapshot") if tty else None,
+        log=say,
+        timeout=args.timeout,
+    )
+    evaluate_step(
+        folder / "snapshot",
+        folder / "evaluations",
+        params,
+        spark_master=args.spark_master if args.spark else None,
+        progress=ProgressBar("evaluate") if tty else None,
+        log=say,
+    )
+    evaluated = record_step(store, plan_id, folder / "evaluations", log=say)
+    decisions = gate_step(store, plan_id, evaluated, params, log=say)
+    outcomes = publish_step(store, plan_id, decisions, config, params, log=say)
+    return decisions, outcomes
