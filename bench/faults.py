@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Inject faults for real and print what lagassign did, as one table.
 
-Planning faults (tests/kafka/faultkit.py, asserted on by tests/kafka/test_faults.py): broker
+Planning faults (tests/support/faultkit.py, asserted on by tests/kafka/test_faults.py): broker
 unreachable; broker stopped mid-snapshot; Spark job killed (``airflow dags test``); audit
 database unreachable; crash between the plans topic and the audit store, reconciled by the next
 run; broker restarted under three PlanConsumers.
 
-Following a plan (tests/kafka/followkit.py, asserted on by test_following_safely.py and
+Following a plan (tests/support/followkit.py, asserted on by test_following_safely.py and
 test_failover_airflow.py), with Kafka's defaults (5 s commit interval, 30 s session timeout):
 how far commits trail processing; messages replayed after a ``kill -9``; duplicates over 20
 switches under load; seconds from ``kill -9`` to a plan without the dead instance, with
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "kafka"))
+sys.path[:0] = [str(REPO / "tests" / "support"), str(REPO / "scripts")]  # the tests' kits
 
 import faultkit as fk  # noqa: E402
 import followkit  # noqa: E402

@@ -10,7 +10,7 @@ rack-local partitions of range and the sticky pair against Kafka's (groups with 
 Kafka trades moves for locality). Then, against the server-side assignors of KIP-848
 (kafka-group-coordinator: ``UniformAssignor``, ``RangeAssignor``), the table of
 docs/fidelity.md: per comparison the groups, how many are identical, how many differ and why
-(``tests/server_fidelity.py`` gives every difference its reason). Needs the harness:
+(``tests/support/server_fidelity.py`` gives every difference its reason). Needs the harness:
 ``make harness`` first. Figures for people, not a test.
 
     .venv/bin/python bench/fidelity.py [--groups 1000] [--seed 2026] [--big 20] [--server-only]
@@ -30,7 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from groups import kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, KAFKA_VERSION, kafka_assign, random_case, server_assign

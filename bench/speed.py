@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # kafka_python_assignors: the scaffolding the tests use
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # kafka_python_assignors: the scaffolding the tests use
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "kip615": {"members": 2_100, "topics": 1, "per_topic": 2_100, "buckets": 1, "join": False},

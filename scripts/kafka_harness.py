@@ -11,7 +11,7 @@ is compiled with the system ``javac`` into ``var/kafka-harness/<version>/``. It 
 when missing or older than a Java source. Without ``mvn`` or ``javac`` it stops with one line
 (exit 2).
 
-``tests/kafka_java.py`` imports ``classpath()`` and ``ready()`` from here; ``make harness``
+``tests/support/kafka_java.py`` imports ``classpath()`` and ``ready()`` from here; ``make harness``
 (and so ``make test`` and CI) runs this script before the tests so the ``java`` tests run.
 """
 

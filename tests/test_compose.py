@@ -155,9 +155,7 @@ def test_kafka_connection_names_the_kafka_listener(compose, services):
 
 def test_kafka_is_the_release_the_tests_run(services):
     """The compose broker is the Apache Kafka release of the tests' broker (kafka4)."""
-    import sys
 
-    sys.path.insert(0, str(ROOT / "scripts"))
     import brokerctl
 
     assert services["kafka"]["image"] == f"apache/kafka:{brokerctl.KAFKA4_VERSION}"

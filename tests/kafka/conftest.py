@@ -17,18 +17,14 @@ never evicts a member that dies without leaving, and Kafka only after its sessio
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import brokerctl
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-import brokerctl  # noqa: E402
-from kafkakit import Kit  # noqa: E402
+from kafkakit import Kit
+from testpaths import REPO
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import brokerctl
 import pytest
 from faultkit import SpareBroker, newest
 from kafkakit import config_flags, declared_plan_flags, run_cli
+from testpaths import EXAMPLES
 
 GROUP = "orders-enricher"  # one of the demo's assign()-mode groups; the gate lets it through
 
@@ -169,7 +170,7 @@ def test_a_plan_is_published_only_on_the_cluster_it_was_made_on(
     from lagassign.pipeline import PlanParams, publish_step
     from lagassign.store import AuditStore
 
-    case = json.loads((Path(__file__).resolve().parents[2] / "examples" / "skewed-group.json").read_text())
+    case = json.loads((EXAMPLES / "skewed-group.json").read_text())
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
         plan_id = store.start_plan("manual", cluster=_cluster(broker))
         store.set_snapshot(plan_id, None, store.get_plan(plan_id)["created_at"] - timedelta(seconds=1))

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 from kafkakit import airflow_home, only_declared
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+from testpaths import REPO
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,11 @@ import pytest
 from groupkit import Inflow, Subscriber
 from kafkakit import Kit, airflow_env, needs, wait_until
 from proctrack import end_group
+from testpaths import REPO
 from webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.kafka, pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "docs" / "screenshots"
 CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +23,6 @@ from kafkakit import Kit, config_flags, needs, run_cli, wait_until
 
 pytestmark = pytest.mark.kafka
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
 
 PROTOCOLS = ["classic", "consumer"]
 

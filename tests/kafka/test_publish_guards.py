@@ -3,16 +3,12 @@ and a plan older than the one in force (unless forced). Real broker, real audit 
 
 from __future__ import annotations
 
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 from kafkakit import only_declared
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
 
 
 def _plan_until_gate(store, config, params, folder: Path) -> int:

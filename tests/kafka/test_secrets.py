@@ -4,14 +4,10 @@ manifest, the audit store, the published plans or an error message."""
 from __future__ import annotations
 
 import sqlite3
-import sys
 import uuid
 from pathlib import Path
 
 from kafkakit import config_flags, only_declared, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
 
 SECRET = "S3cr3t-" + uuid.uuid4().hex
 

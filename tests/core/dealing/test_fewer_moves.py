@@ -12,6 +12,7 @@ from pathlib import Path
 from groups import kafka_balance_violation, moved
 from lagassign.core.case import parse_case
 from lagassign.core.strategies import get_strategy
+from testpaths import REPO, TESTS
 
 # Issue 13's smallest case: Kafka moves nothing; the three passes alone moved t0-1 to C3.
 SMALLEST = {
@@ -37,7 +38,7 @@ def test_the_issues_smallest_case_moves_nothing():
 
 _SCRIPT = """
 import json, random, sys
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = sys.argv[1:]
 from kafka_java import random_case
 from lagassign.core.case import parse_case
 from lagassign.core.strategies import get_strategy
@@ -52,12 +53,15 @@ print(json.dumps(out))
 
 def test_same_answer_whatever_the_hash_seed():
     """Sets iterate in hash order; the pass must not depend on it (strategies are deterministic)."""
-    tests = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
     answers = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         run = subprocess.run(
-            [sys.executable, "-c", _SCRIPT, tests], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", _SCRIPT, str(TESTS / "support"), str(REPO / "scripts")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         answers.append(json.loads(run.stdout))
     assert answers[0] == answers[1]

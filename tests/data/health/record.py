@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Record a group's offset history from a real broker, as the health job observes it, into a
-JSON file that ``tests/test_health.py`` replays through the rules.
+JSON file that ``tests/core/test_health.py`` replays through the rules.
 
 Scenario (``consumer-pauses-then-stops``): a classic consumer group keeps up with a steady
 inflow, then pauses (stays a member, stops consuming) for longer than the window, resumes and

@@ -17,7 +17,7 @@ reruns it, as Kafka's ``CooperativeStickyAssignor`` does, until no partition is 
 
 Spec: Apache Kafka 4 ``AbstractStickyAssignor`` (``ConstrainedAssignmentBuilder``,
 ``RackInfo``), all members in one generation; checked against kafka-clients 4.3.0
-(tests/test_fidelity_kafka.py).
+(tests/core/strategies/test_fidelity_kafka.py).
 
 Example: C0 and C1 on t0 (three partitions), C0 owning all three; quotas are 2 and 1, so C0
 keeps t0-0 and t0-1 and C1 gets t0-2::

@@ -17,7 +17,7 @@ as Kafka's ``CooperativeStickyAssignor`` does, until no partition is withheld.
 
 Spec: Apache Kafka 4 ``AbstractStickyAssignor`` (``GeneralAssignmentBuilder``,
 ``PartitionMovements``), all members in one generation; checked against kafka-clients 4.3.0
-(tests/test_fidelity_kafka.py).
+(tests/core/strategies/test_fidelity_kafka.py).
 
 Example: C0 [t0], C1 [t0, t1] owning all of t0 (two) and t1 (two); C0 could take either t0
 partition from C1 (0 + 1 < 4), then the other (1 + 1 < 3), so both go to C0::

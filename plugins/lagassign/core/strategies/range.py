@@ -13,7 +13,7 @@ then place what is left.
 
 Spec: Apache Kafka's ``RangeAssignor`` (kafka-clients 4.x, ``org.apache.kafka.clients.consumer``).
 Guarantee: deterministic; per topic, subscriber counts differ by at most one; identical to
-kafka-clients 4.3.0 (tests/test_fidelity_kafka.py).
+kafka-clients 4.3.0 (tests/core/strategies/test_fidelity_kafka.py).
 
 Example: two members share t0 and t1, three partitions each; C0 takes the extra of both::
 

@@ -8,7 +8,7 @@ partition's topic and resumes after the member that took the last one, as Kafka'
 
 Spec: Apache Kafka's ``RoundRobinAssignor`` (kafka-clients, ``org.apache.kafka.clients.consumer``).
 Guarantee: deterministic; with identical subscriptions counts differ by at most one; identical
-to kafka-clients 4.3.0 (tests/test_fidelity_kafka.py).
+to kafka-clients 4.3.0 (tests/core/strategies/test_fidelity_kafka.py).
 
 Example: the same group as range's, dealt t0-0, t0-1, t0-2, t1-0, ... in turn::
 

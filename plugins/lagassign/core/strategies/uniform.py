@@ -20,7 +20,7 @@ lagassign gives sticky's layout of the group without racks (``rack_blind``: neit
 builders has a rack pass), which meets Kafka's balance condition exactly and keeps as many
 owned partitions as that allows. On the examples of Kafka's own tests it keeps at least
 as many as Kafka and is Kafka's result in 5 of 8; in the others only which member takes which
-free partition differs (``tests/test_uniform.py``). A fresh group whose subscriptions share
+free partition differs (``tests/core/strategies/test_uniform.py``). A fresh group whose subscriptions share
 no topic (Kafka's JMH buckets) gets sticky's layout worked directly (``fresh_apart``).
 
 Server-side ``range`` (the coordinator's ``RangeAssignor``) orders members as the client's

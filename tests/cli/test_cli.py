@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import lagassign
 import pytest
 from lagassign.core.strategies import strategy_names
+from testpaths import EXAMPLES
 
 METRIC_KEYS = {
     "lag", "count", "max_lag", "mean_lag", "imbalance", "lag_spread",
@@ -127,7 +127,7 @@ def test_evaluate_table_for_people(cli, case_file):
 
 
 def test_example_case_in_the_repository_evaluates(cli):
-    example = Path(__file__).resolve().parents[1] / "examples" / "skewed-group.json"
+    example = EXAMPLES / "skewed-group.json"
     done = cli("evaluate", "--json", str(example))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["best"] is not None

@@ -24,10 +24,10 @@ from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.core.strategies import strategy_names
 from lagassign.store import AuditStore
+from testpaths import REPO
 
 pytestmark = pytest.mark.airflow
 
-REPO = Path(__file__).resolve().parent.parent
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
 GROUP = SKEWED["group"]
 

@@ -15,11 +15,11 @@ import pytest
 from lagassign.core.errors import LagassignError
 from lagassign.pipeline.health import Alert, send_alerts
 from lagassign.store import AuditStore
+from testpaths import REPO
 from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.airflow
 
-REPO = Path(__file__).resolve().parents[1]
 AT = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
 

@@ -31,10 +31,10 @@ from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 from lagassign.tables.snapshot import Snapshot
 from proctrack import end_group
+from testpaths import REPO
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACT = REPO / "artifacts" / "plans-page.png"
 ARTIFACT_IN_TIME = REPO / "artifacts" / "plans-page-in-time.png"

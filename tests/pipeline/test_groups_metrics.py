@@ -10,6 +10,7 @@ from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Poi
 from lagassign.pipeline.health import Overview, group_row
 from lagassign.pipeline.metrics import exposition
 from prometheus_client.parser import text_string_to_metric_families
+from testpaths import REPO
 
 NOW = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
@@ -101,11 +102,8 @@ def test_an_empty_overview_still_parses() -> None:
 def test_the_sample_grafana_dashboard_asks_only_for_metrics_that_exist() -> None:
     import json
     import re
-    from pathlib import Path
 
-    dashboard = json.loads(
-        (Path(__file__).resolve().parents[1] / "docs" / "grafana-dashboard.json").read_text()
-    )
+    dashboard = json.loads((REPO / "docs" / "grafana-dashboard.json").read_text())
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     exprs += [a["expr"] for a in dashboard["annotations"]["list"]]
     exprs += [

@@ -17,6 +17,7 @@ from lagassign.cli import main
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
+from testpaths import EXAMPLES
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 ORDERS = skewed_orders([900_000, 85_738, 100, 392_358])
@@ -179,7 +180,7 @@ def test_show_gives_catch_up_times_and_lag_in_seconds(
 
     url = f"sqlite:///{tmp_path / 'audit.db'}"
     monkeypatch.setenv("LAGASSIGN_DB_URL", url)
-    case = json.loads((Path(__file__).parent.parent / "examples" / "unequal-consumers.json").read_text())
+    case = json.loads((EXAMPLES / "unequal-consumers.json").read_text())
     name = case["group"]
     folder = Snapshot(
         groups=[{"group": name, "kind": "assign"}],
@@ -209,7 +210,7 @@ def test_history_of_a_group_with_catch_up_where_planned_in_time(
     catch-up now and under the plan where the group has capacities (no such columns where not)."""
     url = f"sqlite:///{tmp_path / 'audit.db'}"
     monkeypatch.setenv("LAGASSIGN_DB_URL", url)
-    case = json.loads((Path(__file__).parent.parent / "examples" / "unequal-consumers.json").read_text())
+    case = json.loads((EXAMPLES / "unequal-consumers.json").read_text())
     with AuditStore(url) as store:
         for hours in (0, 1):
             plan_id = store.start_plan(

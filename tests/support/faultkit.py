@@ -31,9 +31,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for extra in (REPO / "scripts", REPO / "plugins", HERE):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
 
 import brokerctl  # noqa: E402
 import kafkakit  # noqa: E402

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from lagassign.core.catchup import NEVER
@@ -34,8 +33,9 @@ from lagassign.core.health import (
     should_notify,
     unchanged_for,
 )
+from testpaths import DATA
 
-DATA = Path(__file__).resolve().parent / "data" / "health"
+HEALTH_DATA = DATA / "health"
 RULES = Rules(window_s=600)  # ten minutes, ten observations
 
 
@@ -308,7 +308,7 @@ def test_a_stopped_group_is_reported_once_however_often_it_is_looked_at() -> Non
 
 def _replayed(name: str) -> tuple[dict, list[GroupInput]]:
     """The recorded observations, and at each one the group as the rules saw it then."""
-    data = json.loads((DATA / name).read_text())
+    data = json.loads((HEALTH_DATA / name).read_text())
     steps = []
     for i in range(1, len(data["observations"]) + 1):
         seen = data["observations"][:i]

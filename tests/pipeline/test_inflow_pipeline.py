@@ -1,5 +1,5 @@
 """Successive snapshots give partitions their inflow and lag in seconds (``pipeline.inflow``),
-through the real audit store (SQLite here; ``tests/test_offset_history.py`` runs the store on
+through the real audit store (SQLite here; ``tests/store/test_offset_history.py`` runs the store on
 PostgreSQL too), the snapshot tables and the evaluation, without a broker."""
 
 from __future__ import annotations

@@ -23,9 +23,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for extra in (REPO / "scripts", REPO / "plugins", HERE, HERE.parent):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
 
 import brokerctl  # noqa: E402
 from faultkit import Outcome  # noqa: E402

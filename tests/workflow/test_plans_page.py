@@ -20,10 +20,10 @@ from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 from lagassign.workflow import plans_page
 from lagassign.workflow.ui import BadRequest, parse_filters
+from testpaths import REPO
 
 pytestmark = pytest.mark.airflow
 
-REPO = Path(__file__).resolve().parent.parent
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
 GROUP = SKEWED["group"]
 EVIL = "<script>alert(1)</script>"

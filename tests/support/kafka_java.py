@@ -12,11 +12,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import kafka_harness
 from lagassign.core.model import TopicPartition

@@ -45,10 +45,10 @@ from lagassign.core.gate import decide_all
 from lagassign.core.outcome import outcome_of
 from lagassign.store import AuditStore
 from proctrack import end_group
+from testpaths import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO / "artifacts"
 PASSWORD = "secret-for-tests"
@@ -137,7 +137,6 @@ def _seed(url: str, snapshots: Path, cluster: str | None = None) -> dict[str, in
 def kafka() -> Iterator[str]:
     """The tests' broker (``LAGASSIGN_BROKER``, noida by default here: the lightest), reused when
     a ``test`` instance runs already, else started and stopped at the end."""
-    sys.path.insert(0, str(REPO / "scripts"))
     import brokerctl
 
     kind = brokerctl.kind_from_env(default="noida")
