@@ -191,10 +191,10 @@ def main() -> int:
             f"{len(view.snapshot.partitions):,} partitions x {int(settings.window_s * 1.5 / 60)} "
             f"observations (built in {setup:.1f} s)"
         )
-        from lagassign.workflow import groups_ui
+        from lagassign.workflow import group_overviews
         from lagassign.workflow.groups_page import ListQuery, filter_rows, groups_list_html
         from lagassign.workflow.plugin import app
-        from lagassign.workflow.ui import require_login
+        from lagassign.workflow.web import require_login
 
         with AuditStore(url, create=False) as store:
             judge, ov = median_time(lambda: build_overview(view, store, settings), args.repeat)
@@ -211,7 +211,7 @@ def main() -> int:
         client = TestClient(app)
 
         def warm() -> Any:
-            groups_ui.overviews.latest, groups_ui.overviews.read_at = ov, time.monotonic()
+            group_overviews.overviews.latest, group_overviews.overviews.read_at = ov, time.monotonic()
             r = client.get("/groups", headers={"Accept": "text/html"})
             assert r.status_code == 200 and r.text.count("<tr data-group=") == args.groups, r.status_code
             return r
@@ -219,14 +219,14 @@ def main() -> int:
         route_s, answer = median_time(warm, args.repeat)
 
         def fresh_read(self: Any) -> None:  # the cluster read replaced by the built view
-            built = build_overview(view, groups_ui.store(), settings)
+            built = build_overview(view, group_overviews.store(), settings)
             with self.lock:
                 self.latest, self.read_at = built, time.monotonic()
 
-        groups_ui.Overviews._read = fresh_read  # type: ignore[method-assign]
+        group_overviews.Overviews._read = fresh_read  # type: ignore[method-assign]
 
         def cold() -> Any:
-            groups_ui.overviews = groups_ui.Overviews()
+            group_overviews.overviews = group_overviews.Overviews()
             r = client.get("/groups", headers={"Accept": "text/html"})
             assert r.status_code == 200 and r.text.count("<tr data-group=") == args.groups
             return r

@@ -12,200 +12,77 @@ for a caller with an Airflow login (as the pages) or the bearer token in
 ``LAGASSIGN_METRICS_TOKEN`` (Prometheus's ``authorization`` setting; Airflow's own tokens
 expire).
 
-Fresh figures: the cluster is read through the ``lagassign_kafka`` connection when a page or
-a scrape asks, at most every ``MAX_AGE_S`` seconds (one read at a time; others wait for it),
-and judged with the audit store's window. A read that takes longer than ``READ_TIMEOUT_S``
-(``LAGASSIGN_GROUPS_READ_TIMEOUT``) is not waited for: the page shows what the health job
-recorded last, with its age, and the read's result serves the next request.
+The figures come from ``group_overviews``: read from the cluster when it answers in time,
+else what the health job recorded last, with its age.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hmac
 import logging
 import os
 import re
-import threading
-import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from lagassign.core.clock import utc_now
 from lagassign.core.outcome import outcome_of
-from lagassign.kafka.errors import reason
-from lagassign.pipeline.health import build_overview, observe, sort_rows, stored_overview
+from lagassign.pipeline.health import sort_rows
 from lagassign.pipeline.metrics import exposition, plan_runs
 
-from . import groups_page
+from . import group_overviews, groups_page
+from .group_overviews import store
 from .plans_page import notice_html
-from .ui import (
+from .templating import html, render
+from .web import (
+    FAILOVER_DAG,
+    REPLAN_DAG,
     LoginRequired,
-    _base,
-    _error,
-    _form,
-    _read,
-    _token,
-    airflow_api,
-    detail_text,
-    plans_of_run,
+    error_response,
+    form_fields,
     require_login,
-    run_state_text,
+    run_state_response,
     same_origin,
-    trigger_run,
+    start_run,
 )
+from .web import run_notice as checked_notice
 
 log = logging.getLogger(__name__)
 
 router = APIRouter()
-MAX_AGE_S = 5.0
-READ_TIMEOUT_S = 8.0
 #: the DAGs the groups page triggers
-PLAN_DAG = "lagassign_rebalance"
-FAILOVER_DAG = "lagassign_failover"
-RUN_ID = re.compile(r"[A-Za-z0-9_.:+\-]{1,250}")
+GROUP_DAGS = (REPLAN_DAG, FAILOVER_DAG)
 
 
 def _now() -> datetime:
     return utc_now()
 
 
-def read_timeout() -> float:
-    text = os.environ.get("LAGASSIGN_GROUPS_READ_TIMEOUT", "").strip()
-    try:
-        value = float(text) if text else READ_TIMEOUT_S
-    except ValueError:
-        return READ_TIMEOUT_S
-    return value if value > 0 else READ_TIMEOUT_S
-
-
-# -- the audit store and the Kafka connection -------------------------------------------------
-
-_stores: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def store() -> Any | None:
-    """The audit store (read-only: never created), opened once per URL; None when there is none
-    or it cannot be opened (the pages then judge what they see now, and say so)."""
-    from lagassign.store import AuditStore, StoreError, resolve_url
-
-    from .hooks import LagassignStoreHook
-
-    try:
-        url = resolve_url(LagassignStoreHook().url())
-    except Exception:
-        return None
-    with _lock:
-        if url not in _stores:
-            try:
-                _stores[url] = AuditStore(url, create=False)
-            except StoreError as exc:
-                log.warning("groups page: no audit store: %s", exc)
-                return None
-        return _stores[url]
-
-
-def kafka_config() -> dict[str, Any] | None:
-    from .hooks import LagassignKafkaHook
-
-    try:
-        config = LagassignKafkaHook().get_config()
-    except Exception as exc:
-        log.warning("groups page: no Kafka connection: %s", exc)
-        return None
-    # librdkafka's own lines (a line per retry while a broker is down) go nowhere: a failed read
-    # is logged once, with its reason, by ``Overviews``
-    quiet = logging.getLogger("lagassign.groups.librdkafka")
-    if not quiet.handlers:
-        quiet.addHandler(logging.NullHandler())
-        quiet.propagate = False
-    config["logger"] = quiet
-    return config
-
-
-# -- the overview, fresh when the cluster answers in time ----------------------------------------
-
-
-class Overviews:
-    """The newest overview read from the cluster, one read at a time, and what to show meanwhile."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.latest: Any = None
-        self.read_at = 0.0
-        self.reading: threading.Thread | None = None
-        self.error: str | None = None
-
-    def _read(self) -> None:
-        from .health import settings_from_env
-
-        try:
-            config = kafka_config()
-            if config is None:
-                raise RuntimeError("no lagassign_kafka connection in the API server")
-            settings = settings_from_env()
-            view = observe(config, settings, min(read_timeout(), 10.0))
-            ov = build_overview(view, store(), settings)
-            with self.lock:
-                self.latest, self.read_at, self.error = ov, time.monotonic(), None
-        except Exception as exc:
-            log.warning("groups page: reading the cluster failed: %s", exc)
-            with self.lock:
-                self.error = reason(exc)
-
-    def get(self, wait: float | None = None) -> tuple[Any, str | None]:
-        """(overview or None, why it is not fresh or None)."""
-        with self.lock:
-            if self.latest is not None and time.monotonic() - self.read_at < MAX_AGE_S:
-                return self.latest, None
-            if self.reading is None or not self.reading.is_alive():
-                self.reading = threading.Thread(target=self._read, name="lagassign-groups-read", daemon=True)
-                self.reading.start()
-            reading = self.reading
-        reading.join(read_timeout() if wait is None else wait)
-        with self.lock:
-            if self.latest is not None and time.monotonic() - self.read_at < MAX_AGE_S + read_timeout():
-                return self.latest, None
-            why = self.error or f"the cluster did not answer within {read_timeout():g} s"
-        return self._stored(), why
-
-    def _stored(self) -> Any:
-        s = store()
-        recorded = stored_overview(s) if s is not None else None
-        with self.lock:
-            cached = self.latest
-        if cached is not None and (recorded is None or cached.observed_at >= recorded.observed_at):
-            return dataclasses.replace(cached, fresh=False, source="last read")
-        return recorded
-
-
-overviews = Overviews()
-
-
 def _note(ov: Any, why: str | None) -> str:
+    """Why the figures are not read now, and whether the health job keeps the rules' window."""
     from .health import settings_from_env
 
-    note = ""
-    if why:
-        note += f'<p class="err">Not read now: {groups_page._e(why)}.</p>'
     s = store()
-    if s is None:
-        return note + groups_page.history_note(settings_from_env().window_s, None, _now())
-    newest = next((c["observed_at"] for c in s.health_clusters() if c["cluster"] == ov.cluster), None)
-    return note + groups_page.history_note(settings_from_env().window_s, newest, _now())
+    newest = (
+        next((c["observed_at"] for c in s.health_clusters() if c["cluster"] == ov.cluster), None)
+        if s is not None
+        else None
+    )
+    history = groups_page.history_note(settings_from_env().window_s, newest, _now())
+    return str(render("groups/note.html", why=why, history=html(history)))
 
 
 def _unavailable(request: Request, why: str | None) -> Response:
     message = "no figures to show: the cluster cannot be read from here"
     if why:
         message += f" ({why})"
-    return _error(request, 503, message + ", and the health job has recorded nothing yet")
+    return error_response(request, 503, message + ", and the health job has recorded nothing yet")
 
 
 # -- pages ----------------------------------------------------------------------------------
@@ -220,7 +97,7 @@ async def groups_list(
     order: str | None = None,
 ) -> Response:
     """Every group: status, lag in messages and time, catch-up, consumers, plans."""
-    ov, why = await asyncio.to_thread(overviews.get)
+    ov, why = await asyncio.to_thread(group_overviews.overviews.get)
     if ov is None:
         return _unavailable(request, why)
     query = groups_page.ListQuery.parse(q, status, sort, order)
@@ -232,9 +109,9 @@ async def groups_list(
 @router.get("/groups.json")
 async def groups_json(request: Request) -> Response:
     """The overview as ``lagassign groups --json`` prints it (with partitions)."""
-    ov, why = await asyncio.to_thread(overviews.get)
+    ov, why = await asyncio.to_thread(group_overviews.overviews.get)
     if ov is None:
-        return _error(request, 503, f"no figures: {why}")
+        return error_response(request, 503, f"no figures: {why}")
     return JSONResponse({**ov.to_dict(), "not_fresh_because": why})
 
 
@@ -278,16 +155,7 @@ def _group_info(ov: Any, row: dict[str, Any], hours: float) -> groups_page.Group
 
 def run_notice(dag: str | None, run: str | None) -> str:
     """The notice of a run an action of this page triggered (checked values only)."""
-    if dag not in (PLAN_DAG, FAILOVER_DAG) or not run or not RUN_ID.fullmatch(run):
-        return ""
-    return notice_html(
-        {
-            "dag_id": dag,
-            "run_id": run,
-            "href": f"/dags/{quote(dag, safe='')}/runs/{quote(run, safe='')}",
-            "status": f"runs/{quote(dag, safe='')}/{quote(run, safe='')}",
-        }
-    )
+    return notice_html(checked_notice(dag, run, GROUP_DAGS))
 
 
 def _hours(text: str | None) -> float:
@@ -308,7 +176,7 @@ async def group_show(
 ) -> Response:
     """One group: findings, figures, actions, its lag over time with plans and failovers, its
     consumers and partitions, its alerts."""
-    ov, why = await asyncio.to_thread(overviews.get)
+    ov, why = await asyncio.to_thread(group_overviews.overviews.get)
     if ov is None:
         return _unavailable(request, why)
     row = next((r for r in ov.groups if r["group"] == group), None)
@@ -321,36 +189,30 @@ async def group_show(
 
 @router.get("/groups/show.json")
 async def group_show_json(request: Request, group: str = Query(..., min_length=1)) -> Response:
-    ov, why = await asyncio.to_thread(overviews.get)
+    ov, why = await asyncio.to_thread(group_overviews.overviews.get)
     if ov is None:
-        return _error(request, 503, f"no figures: {why}")
+        return error_response(request, 503, f"no figures: {why}")
     row = next((r for r in ov.groups if r["group"] == group), None)
     if row is None:
-        return _error(request, 404, f"no group {group!r} on cluster {ov.cluster or 'unknown'} now")
+        return error_response(request, 404, f"no group {group!r} on cluster {ov.cluster or 'unknown'} now")
     return JSONResponse({**row, "cluster": ov.cluster, "fresh": ov.fresh})
 
 
 # -- actions --------------------------------------------------------------------------------
 
 
-async def _trigger(request: Request, dag_id: str, conf_of: Any) -> Response:
+async def _trigger(request: Request, dag_id: str, conf_of: Callable[[str], dict[str, Any]]) -> Response:
+    """Trigger ``dag_id`` for the posted group, then back to the group's page with the run's notice."""
     if not same_origin(request):
-        return _error(request, 403, "actions are accepted only from the groups pages of this server")
-    group = (await _form(request)).get("group") or ""
+        return error_response(request, 403, "actions are accepted only from the groups pages of this server")
+    group = (await form_fields(request)).get("group") or ""
     if not group:
-        return _error(request, 400, "group is required")
-    token = _token(request)
-    if not token:
-        raise LoginRequired("no token")
-    base = f"{request.url.scheme}://{request.url.netloc}"
-    status, answer = await asyncio.to_thread(trigger_run, base, token, dag_id, conf_of(group))
-    if status >= 300:
-        return _error(
-            request, 409 if status < 500 else 502, f"Airflow did not start {dag_id}: {detail_text(answer)}"
-        )
-    run_id = str(answer.get("dag_run_id") or "")
+        return error_response(request, 400, "group is required")
+    run_id = await start_run(request, dag_id, conf_of(group))
+    if isinstance(run_id, Response):
+        return run_id
     query = {"group": group}
-    if RUN_ID.fullmatch(run_id):
+    if run_id:
         query.update(dag=dag_id, run=run_id)
     return RedirectResponse(f"../show?{urlencode(query)}", status_code=303)
 
@@ -359,7 +221,7 @@ async def _trigger(request: Request, dag_id: str, conf_of: Any) -> Response:
 async def plan_now(request: Request) -> Response:
     """Plan this group now (a ``lagassign_rebalance`` run of it alone, apply off: review it on
     its plan page, then publish from there)."""
-    return await _trigger(request, PLAN_DAG, lambda group: {"groups": re.escape(group), "apply": False})
+    return await _trigger(request, REPLAN_DAG, lambda group: {"groups": re.escape(group), "apply": False})
 
 
 @router.post("/groups/actions/failover")
@@ -371,21 +233,9 @@ async def fail_over_now(request: Request) -> Response:
 
 @router.get("/groups/runs/{dag_id}/{run_id}")
 def run_state(request: Request, dag_id: str, run_id: str) -> Response:
-    """A run this page triggered: Airflow's state and its plan's outcome (for the notice)."""
-    if dag_id not in (PLAN_DAG, FAILOVER_DAG) or not RUN_ID.fullmatch(run_id):
-        return JSONResponse({"detail": "not a run of these pages"}, status_code=404)
-    token = _token(request)
-    if not token:
-        raise LoginRequired("no token")
-    path = f"dags/{quote(dag_id, safe='')}/dagRuns/{quote(run_id, safe='')}"
-    status, answer = airflow_api(_base(request), token, "GET", path, timeout=5)
-    if status != 200 or not isinstance(answer, dict):
-        return JSONResponse({"text": "state unknown", "done": False})
-    plans = _read(request, lambda s: plans_of_run(s, dag_id, run_id))
-    # its plan_href (../plans/N) is relative to the page that shows the notice: /lagassign/groups/show
-    return JSONResponse(
-        run_state_text(str(answer.get("state") or "queued"), [] if isinstance(plans, Response) else plans)
-    )
+    """A run this page triggered: Airflow's state and its plan's outcome (for the notice; its
+    plan_href, ../plans/N, is relative to the page that shows it: /lagassign/groups/show)."""
+    return run_state_response(request, dag_id, run_id, GROUP_DAGS, with_note=False)
 
 
 # -- metrics ---------------------------------------------------------------------------------
@@ -402,7 +252,7 @@ async def metrics(request: Request) -> Response:
             status_code=401,
             headers={"WWW-Authenticate": "Bearer"},
         )
-    ov, why = await asyncio.to_thread(overviews.get)
+    ov, why = await asyncio.to_thread(group_overviews.overviews.get)
     if ov is None:
         return JSONResponse({"detail": f"no figures: {why}"}, status_code=503)
 
