@@ -135,7 +135,7 @@ def run_spark(
 
 
 def _floor_task(job: tuple[Any, Any, str, list[str], dict[str, Any]]) -> int:
-    from lagassign.spark.tasks import run_task
+    from lagassign.spark.task_run import run_task
 
     return run_task(*job)["rows"]
 
@@ -153,7 +153,7 @@ def run_floor(snap: Path, out: Path, strategies: list[str] | None, processes: in
         return use.ru_utime + use.ru_stime
 
     from lagassign.evaluation import EvaluationParams as Params
-    from lagassign.spark.tasks import plan_tasks
+    from lagassign.spark.task_plan import plan_tasks
     from lagassign.tables.evaluations import EVALUATIONS, clear_output, make_summary, write_summary
 
     params = Params(str(snap), str(out), tuple(strategies) if strategies else None)

@@ -8,13 +8,13 @@ PARAMS.json (``lagassign.evaluation.EvaluationParams``): {"snapshot": DIR, "out"
 
 Spark only schedules the work; it never sees a snapshot row:
 
-* the driver plans (``lagassign.spark.tasks.plan_tasks``, pyarrow only, while the Spark
+* the driver plans (``lagassign.spark.task_plan.plan_tasks``, pyarrow only, while the Spark
   context starts): it reads the snapshot's ``group`` columns, finds each group's rows, and cuts
   the groups into many tasks of about equal estimated cost, several per core, the costliest
   first, a big group alone;
 * one Spark stage of those tasks (an RDD of task descriptions, one per partition, launched in
   order): each task reads only its groups' rows from the snapshot with pyarrow, evaluates each
-  group through the library (``lagassign.spark.tasks.run_task``, the in-process engine's
+  group through the library (``lagassign.spark.task_run.run_task``, the in-process engine's
   per-group function) and writes its own part file into OUT/evaluations.parquet; Spark carries
   back only counts. No shuffle, no sort, no Spark SQL;
 * the driver reads the written files back (``lagassign.spark.submit.output_check``) and writes
@@ -39,8 +39,10 @@ from typing import Any
 import lagassign
 import pyarrow.parquet as pq
 from lagassign.evaluation import load_params
+from lagassign.spark.layout import snapshot_layout
 from lagassign.spark.submit import output_check
-from lagassign.spark.tasks import Plan, freeze_survivors, part_name, plan_tasks, run_task
+from lagassign.spark.task_plan import Plan, plan_tasks
+from lagassign.spark.task_run import freeze_survivors, part_name, run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     LOG_GROUPS,
@@ -65,8 +67,6 @@ class _Planner(threading.Thread):
         self.layout: Any = None
 
     def run(self) -> None:
-        from lagassign.spark.tasks import snapshot_layout
-
         try:
             self.layout = snapshot_layout(self.snapshot)
         except BaseException as exc:  # handed to the main thread

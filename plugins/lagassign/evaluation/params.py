@@ -18,8 +18,8 @@ class EvaluationParams:
     """What one evaluation run does; the Spark job reads it from a JSON file (one argument).
 
     ``partitions``: how many tasks share the groups on Spark (default from the cluster's cores
-    and the work, ``lagassign.spark.tasks.default_tasks``). Each task writes its own Parquet part
-    file, so ``output_files`` sets the same number (``partitions`` wins when both are given).
+    and the work, ``lagassign.spark.task_plan.default_tasks``). Each task writes its own Parquet
+    part file, so ``output_files`` sets the same number (``partitions`` wins when both are given).
     """
 
     snapshot: str

@@ -15,8 +15,9 @@ pieces from ``spark_submit_settings``):
   SPARK_LOCAL_IP=127.0.0.1 for local masters only;
 * conf: no UI, log level WARN.
 
-What the tasks do and which task runs which group: ``lagassign.spark.tasks``. After the tasks,
-``output_check`` reads the written evaluations back on the driver for the summary.
+Which task runs which group: ``lagassign.spark.task_plan``; what a task does:
+``lagassign.spark.task_run``. After the tasks, ``output_check`` reads the written evaluations
+back on the driver for the summary.
 
 Importing this module is cheap (no pyspark, no pandas): DAG files import it at parse time.
 """
