@@ -8,11 +8,14 @@ imported at module level (confluent-kafka, pyarrow and yaml load inside the hand
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import sys
 import threading
 import time
+from dataclasses import asdict
+from datetime import datetime
 from typing import Any, TextIO
 
 from ..core.clock import parse_utc, utc_now
@@ -22,13 +25,14 @@ from ..core.plans import next_plan
 from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC
 from ..kafka.admin import AdminHook
-from ..kafka.applier import apply_publication
+from ..kafka.applier import Outcome, apply_publication
 from ..kafka.cluster import cluster_of
 from ..kafka.config import build_config, check
 from ..kafka.errors import PlanError
 from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_file
 from ..kafka.plans import PlanStore
 from ..kafka.snapshot import compile_regex, take_snapshot
+from ..pipeline.ports import AuditTrailPort, PublishingStore
 from .options import groups_file, positive, positive_seconds
 from .planfiles import export_json, read_export, read_plan_file
 
@@ -259,8 +263,6 @@ def publish_by_hand(
     """Publish a plan file through the audit ledger, as a planning run would: recorded (trigger
     manual), decided by ``publishing``, written by the applier. Returns (outcome, the plan in
     force afterwards when ``want_plan``, else None)."""
-    import getpass
-
     from ..store import AuditStore
 
     group, strategy = spec["group"], spec["strategy"]
@@ -276,39 +278,8 @@ def publish_by_hand(
         plan_id = store.start_plan("manual", getpass.getuser(), parameters=parameters)
         try:
             cluster = cluster_of(config, timeout)
-            store.set_snapshot(plan_id, None, snapshot_at, cluster)
-            store.record_evaluations(
-                plan_id,
-                [
-                    {
-                        "group": group,
-                        "members": len(spec["members"]),
-                        "results": [{"strategy": strategy, "metrics": {}, "assignment": spec["members"]}],
-                    }
-                ],
-            )
-            store.record_decisions(
-                plan_id,
-                [
-                    GateDecision(
-                        group, True, f"published by hand from {source}", chosen=strategy, candidate=strategy
-                    )
-                ],
-            )
-            topic.ensure_topic()
-            in_force = topic.read([group]).get(group)
-            facts = PublishFacts.now(
-                group,
-                strategy,
-                spec["members"],
-                in_force,
-                store.ledger_state([group], cluster)[group],
-                plan_id=plan_id,
-                snapshot_at=snapshot_at,
-                snapshot_version=in_force.version if in_force else None,
-            )
-            decision = decide_publication(facts, force=force)
-            outcome = apply_publication(store, topic, plan_id, facts, decision, force)
+            _record_by_hand(store, plan_id, spec, source, snapshot_at, cluster)
+            outcome = _publish_spec(store, topic, plan_id, spec, snapshot_at, cluster, force)
         except BaseException as exc:
             store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
             raise
@@ -319,9 +290,63 @@ def publish_by_hand(
         return outcome, (topic.read([group]).get(group) if want_plan else None)
 
 
-def _cmd_plans(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
+def _record_by_hand(
+    store: AuditTrailPort,
+    plan_id: int,
+    spec: dict[str, Any],
+    source: str,
+    snapshot_at: datetime,
+    cluster: str,
+) -> None:
+    """The plan file as a planning run records it: its assignment as the one evaluation (no
+    metrics: nothing was measured) and a go decision that says where it came from."""
+    group, strategy = spec["group"], spec["strategy"]
+    store.set_snapshot(plan_id, None, snapshot_at, cluster)
+    store.record_evaluations(
+        plan_id,
+        [
+            {
+                "group": group,
+                "members": len(spec["members"]),
+                "results": [{"strategy": strategy, "metrics": {}, "assignment": spec["members"]}],
+            }
+        ],
+    )
+    store.record_decisions(
+        plan_id,
+        [GateDecision(group, True, f"published by hand from {source}", chosen=strategy, candidate=strategy)],
+    )
 
+
+def _publish_spec(
+    store: PublishingStore,
+    topic: PlanStore,
+    plan_id: int,
+    spec: dict[str, Any],
+    snapshot_at: datetime,
+    cluster: str,
+    force: bool,
+) -> Outcome:
+    """Decide and carry out the plan file's publication against the plan in force and the
+    ledger, as ``publish_step`` does for one group."""
+    group = spec["group"]
+    topic.ensure_topic()
+    in_force = topic.read([group]).get(group)
+    facts = PublishFacts.now(
+        group,
+        spec["strategy"],
+        spec["members"],
+        in_force,
+        store.ledger_state([group], cluster)[group],
+        plan_id=plan_id,
+        snapshot_at=snapshot_at,
+        snapshot_version=in_force.version if in_force else None,
+    )
+    decision = decide_publication(facts, force=force)
+    return apply_publication(store, topic, plan_id, facts, decision, force)
+
+
+def _cmd_plans(args: argparse.Namespace) -> int:
     with PlanStore(_client_config(args), args.topic, args.timeout) as store:
         plans = store.read(args.group)
     json.dump({g: asdict(p) for g, p in sorted(plans.items())}, sys.stdout, indent=2)
