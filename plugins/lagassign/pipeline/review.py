@@ -19,10 +19,10 @@ from ..core.clock import utc_now
 from ..core.clusters import UNKNOWN_CLUSTER, cluster_label
 from ..core.gate import GateDecision
 from ..core.plans import normalize_members
-from ..core.publishing import PublishFacts, decide_publication
+from ..core.publishing import Publication, PublishFacts, decide_publication
 from ..core.results import EVALUATION_KEYS
 from ..core.topics import PLAN_TOPIC
-from ..kafka.applier import apply_publication
+from ..kafka.applier import Outcome, apply_publication
 from ..kafka.cluster import cluster_of
 from ..kafka.plans import PlanStore
 from .params import ParamsError, PlanParams
@@ -141,61 +141,15 @@ def roll_back(
         here = cluster_of(kafka_config)  # the version line of the cluster the connection reaches
     old = store.publication(group, version, here)
     if old is None or old.get("state") != "published":
-        state = "never recorded" if old is None else old.get("state")
-        on = f" on cluster {cluster_label(here)}" if here is not None else ""
-        hint = ""
-        if old is None and here is not None and store.publication(group, version, UNKNOWN_CLUSTER):
-            hint = " (a plan of unknown cluster published it: `lagassign plans claim` assigns it to one)"
-        why = (
-            f"group {group}: version {version} was not published{on} ({state}); nothing to roll back to{hint}"
-        )
+        why = _not_published(store, group, version, here, old)
         refused(store, record_of(group, version, dry_run), why, user, dag_id, run_id, here)
         raise ParamsError(why)
-    strategy = str(old.get("strategy") or "current")
     record = record_of(group, version, dry_run)
     new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=old.get("cluster"))
     try:
-        now = utc_now()
-        store.set_snapshot(new_id, None, now)
-        reason = (
-            f"roll back to version {version} ({strategy}, published by plan {old.get('plan_id')}) "
-            f"by {user or 'an unnamed user'}"
+        outcome = _publish_again(
+            store, kafka_config, new_id, group, version, old, user, dry_run, plan_topic, log
         )
-        in_force = None
-        if kafka_config is not None:  # a dry run reads it too, to say what a roll back would do
-            with PlanStore(dict(kafka_config), plan_topic) as reader:
-                in_force = reader.read([group]).get(group)
-        held = (
-            in_force.members
-            if in_force
-            else (store.last_published(group, old.get("cluster")) or {}).get("assignment")
-        )
-        store.record_evaluations(new_id, [rollback_evaluation(group, strategy, held, old["assignment"])])
-        decision = GateDecision(group, True, reason, chosen=strategy, candidate=strategy)
-        store.record_decisions(new_id, [decision])
-        log(f"plan {new_id}: group {group}: {reason}")
-        facts = PublishFacts.now(
-            group,
-            strategy,
-            normalize_members(old["assignment"], group),
-            in_force,
-            store.ledger_state([group], old.get("cluster")).get(group, (None, 0)),
-            plan_id=new_id,
-            kind="assign",
-            snapshot_at=now,
-            snapshot_version=in_force.version if in_force else None,
-            changed=None,
-        )
-        action = decide_publication(facts, True, dry_run, False)
-        topic = None
-        if action.writes:
-            topic = PlanStore(dict(kafka_config or {}), plan_topic)
-        try:
-            outcome = apply_publication(store, topic, new_id, facts, action, False)
-        finally:
-            if topic is not None:
-                topic.close()
-        log(f"group {group}: {outcome.reason}")
     except Exception as exc:
         store.finish_plan(
             new_id,
@@ -206,6 +160,90 @@ def roll_back(
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcome.to_dict()}
+
+
+def _not_published(
+    store: PublishingStore, group: str, version: int, here: str | None, old: Mapping[str, Any] | None
+) -> str:
+    """Why there is nothing to roll back to: the version was never recorded on this cluster (a
+    hint when a plan of unknown cluster published it), or it was not published."""
+    state = "never recorded" if old is None else old.get("state")
+    on = f" on cluster {cluster_label(here)}" if here is not None else ""
+    hint = ""
+    if old is None and here is not None and store.publication(group, version, UNKNOWN_CLUSTER):
+        hint = " (a plan of unknown cluster published it: `lagassign plans claim` assigns it to one)"
+    return f"group {group}: version {version} was not published{on} ({state}); nothing to roll back to{hint}"
+
+
+def _publish_again(
+    store: PublishingStore,
+    kafka_config: Mapping[str, Any] | None,
+    new_id: int,
+    group: str,
+    version: int,
+    old: Mapping[str, Any],
+    user: str | None,
+    dry_run: bool,
+    plan_topic: str,
+    log: Log,
+) -> Outcome:
+    """The roll back's plan ``new_id``: recorded (the diff against the plan in force, a go
+    decision), then its publication decided and carried out as any plan's."""
+    strategy = str(old.get("strategy") or "current")
+    now = utc_now()
+    store.set_snapshot(new_id, None, now)
+    reason = (
+        f"roll back to version {version} ({strategy}, published by plan {old.get('plan_id')}) "
+        f"by {user or 'an unnamed user'}"
+    )
+    in_force = None
+    if kafka_config is not None:  # a dry run reads it too, to say what a roll back would do
+        with PlanStore(dict(kafka_config), plan_topic) as reader:
+            in_force = reader.read([group]).get(group)
+    held = (
+        in_force.members
+        if in_force
+        else (store.last_published(group, old.get("cluster")) or {}).get("assignment")
+    )
+    store.record_evaluations(new_id, [rollback_evaluation(group, strategy, held, old["assignment"])])
+    store.record_decisions(new_id, [GateDecision(group, True, reason, chosen=strategy, candidate=strategy)])
+    log(f"plan {new_id}: group {group}: {reason}")
+    facts = PublishFacts.now(
+        group,
+        strategy,
+        normalize_members(old["assignment"], group),
+        in_force,
+        store.ledger_state([group], old.get("cluster")).get(group, (None, 0)),
+        plan_id=new_id,
+        kind="assign",
+        snapshot_at=now,
+        snapshot_version=in_force.version if in_force else None,
+        changed=None,
+    )
+    outcome = _apply(
+        store, kafka_config, plan_topic, new_id, facts, decide_publication(facts, True, dry_run, False)
+    )
+    log(f"group {group}: {outcome.reason}")
+    return outcome
+
+
+def _apply(
+    store: PublishingStore,
+    kafka_config: Mapping[str, Any] | None,
+    plan_topic: str,
+    new_id: int,
+    facts: PublishFacts,
+    action: Publication,
+) -> Outcome:
+    """Carry out the decision, connecting to the plans topic only when it writes."""
+    topic = None
+    if action.writes:
+        topic = PlanStore(dict(kafka_config or {}), plan_topic)
+    try:
+        return apply_publication(store, topic, new_id, facts, action, False)
+    finally:
+        if topic is not None:
+            topic.close()
 
 
 def record_of(group: str, version: int, dry_run: bool) -> dict[str, Any]:
