@@ -5,10 +5,13 @@ the ``url`` argument, else the Airflow connection ``lagassign_db`` (inside Airfl
 ``workflow.hooks``), else ``$LAGASSIGN_DB_URL``, else ``sqlite:///$AIRFLOW_HOME/lagassign.db``.
 Times are stored and returned as UTC (naive datetimes passed in are taken as UTC).
 
-Rooms: ``schema`` (types, tables, frozen migrations), ``connection`` (URL and engine),
-``audit`` (plans, evaluations, decisions), ``ledger`` (publications), ``offsets`` (end
-offsets over time), ``health`` (groups' observations, statuses and alerts between runs);
-``AuditStore`` is all four.
+Rooms: ``columns`` (UTC datetimes, JSON), ``schema`` (the tables queries use), ``migrations``
+(the frozen migrations, one module each, and their runner), ``connection`` (URL and engine),
+``base`` (opening, finding a plan); ``audit`` (the audit trail: ``plans`` and ``clusters`` write
+plans, ``plan_reads`` and ``group_history`` read them, ``evaluations`` records evaluations,
+decisions and outcomes), ``ledger`` (publications), ``offsets`` (end offsets over time),
+``health`` (groups' observations, statuses and alerts between runs); ``AuditStore`` is all of
+them.
 """
 
 from __future__ import annotations
@@ -24,17 +27,9 @@ from .errors import (
 )
 from .health import HealthStore
 from .ledger import Ledger
+from .migrations import LATEST_VERSION, MIGRATIONS, migrate
 from .offsets import OffsetHistory
-from .schema import (
-    ACTIVE_STATES,
-    FINAL_STATUSES,
-    LATEST_VERSION,
-    MIGRATIONS,
-    PUBLICATION_STATES,
-    TRIGGERS,
-    metadata,
-    migrate,
-)
+from .schema import ACTIVE_STATES, FINAL_STATUSES, PUBLICATION_STATES, TRIGGERS, metadata
 
 
 class AuditStore(AuditTrail, Ledger, OffsetHistory, HealthStore):

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 
 from .connection import first_line, make_engine, resolve_url, safe_url
 from .errors import PlanNotFoundError, StoreError, StoreNotFoundError
-from .schema import migrate, plans_t
+from .migrations import migrate
+from .schema import plans_t
 
 
 class StoreBase:

@@ -26,8 +26,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from .base import StoreBase
+from .columns import checked_utc
 from .schema import (
-    checked_utc,
     decisions_t,
     health_alerts_t,
     health_groups_t,

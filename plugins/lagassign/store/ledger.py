@@ -22,13 +22,13 @@ import sqlalchemy as sa
 
 from ..core.clock import utc_now
 from ..core.clusters import cluster_label
-from .audit import MAX_ERROR_CHARS
 from .base import StoreBase
+from .columns import checked_utc
 from .errors import StalePlanError, StoreError, VersionConflictError
 from .schema import (
     ACTIVE_STATES,
+    MAX_ERROR_CHARS,
     PG_LOCK_CLASS,
-    checked_utc,
     decisions_t,
     evaluations_t,
     plans_t,
@@ -81,19 +81,12 @@ class Ledger(StoreBase):
             if held is not None:
                 return publication_of(held)
             strategy, assignment = _what_to_publish(conn, plan_id, group, strategy, assignment, force)
-            snapshot_at = snapshot_at or plan["snapshot_at"]
-            if snapshot_at is None:
-                raise StoreError(f"plan {plan_id}: snapshot time unknown; cannot check it is not stale")
+            snapshot_at = _snapshot_time(plan, snapshot_at)
             if not force:
                 _refuse_if_stale(conn, plan_id, cluster, group, snapshot_at)
             if expected_version is not None:
                 _refuse_if_overtaken(conn, cluster, group, expected_version, topic_version)
-            top = conn.execute(
-                sa.select(sa.func.max(publications_t.c.version)).where(
-                    publications_t.c.cluster == cluster, publications_t.c.group_name == group
-                )
-            ).scalar()
-            version = max((top or 0) + 1, min_version or 1, (expected_version or 0) + 1)
+            version = _next_version(conn, cluster, group, min_version, expected_version)
             values = dict(
                 plan_id=plan_id,
                 cluster=cluster,
@@ -106,16 +99,7 @@ class Ledger(StoreBase):
                 snapshot_at=snapshot_at,
                 created_at=utc_now(),
             )
-            try:
-                with conn.begin_nested():
-                    inserted = conn.execute(sa.insert(publications_t).values(**values)).inserted_primary_key
-            except sa.exc.IntegrityError:
-                raise StoreError(
-                    f"group {group}: version {version} was recorded concurrently; retry"
-                ) from None
-            assert inserted is not None
-            row = conn.execute(sa.select(publications_t).where(publications_t.c.id == inserted[0])).one()
-            return publication_of(row)
+            return _insert_pending(conn, values)
 
     def mark_published(
         self,
@@ -300,6 +284,42 @@ def _what_to_publish(
                 f"plan {plan_id}, group {group}: no evaluated assignment of {strategy} to publish"
             )
     return strategy, assignment
+
+
+def _snapshot_time(plan: Mapping[str, Any], given: datetime | None) -> datetime:
+    """The snapshot time a reservation is checked against: as given, else the plan's."""
+    snapshot_at = given or plan["snapshot_at"]
+    if snapshot_at is None:
+        raise StoreError(f"plan {plan['id']}: snapshot time unknown; cannot check it is not stale")
+    return snapshot_at
+
+
+def _next_version(
+    conn: Any, cluster: str, group: str, min_version: int | None, expected_version: int | None
+) -> int:
+    """The version to reserve: above every one recorded for the group on ``cluster``, at least
+    ``min_version`` and above ``expected_version`` (versions only grow)."""
+    top = conn.execute(
+        sa.select(sa.func.max(publications_t.c.version)).where(
+            publications_t.c.cluster == cluster, publications_t.c.group_name == group
+        )
+    ).scalar()
+    return max((top or 0) + 1, min_version or 1, (expected_version or 0) + 1)
+
+
+def _insert_pending(conn: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """Insert the pending publication ``values`` and return it as the store does; StoreError when
+    another run recorded the same version meanwhile."""
+    try:
+        with conn.begin_nested():
+            inserted = conn.execute(sa.insert(publications_t).values(**values)).inserted_primary_key
+    except sa.exc.IntegrityError:
+        raise StoreError(
+            f"group {values['group_name']}: version {values['version']} was recorded concurrently; retry"
+        ) from None
+    assert inserted is not None
+    row = conn.execute(sa.select(publications_t).where(publications_t.c.id == inserted[0])).one()
+    return publication_of(row)
 
 
 def _refuse_if_stale(conn: Any, plan_id: int, cluster: str, group: str, snapshot_at: datetime) -> None:

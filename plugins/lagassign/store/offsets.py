@@ -17,8 +17,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from .base import StoreBase
+from .columns import checked_utc
 from .errors import StoreError
-from .schema import checked_utc, group_offset_history_t, offset_history_t
+from .schema import group_offset_history_t, offset_history_t
 
 TP = tuple[str, int]
 #: (group, topic, partition, committed offset, lag, owning member) of one group partition
