@@ -66,7 +66,7 @@ def test_a_session_that_leaves_a_process_alive_fails_and_ends_it(tmp_path: Path)
     """A session of its own (this conftest, one test that starts ``sleep`` in a new session and
     forgets it): it fails, names the process, and the process is gone."""
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
-    shutil.copy(TESTS / "proctrack.py", tmp_path / "proctrack.py")
+    shutil.copy(TESTS / "support" / "proctrack.py", tmp_path / "proctrack.py")
     pid_file = tmp_path / "pid"
     (tmp_path / "test_leak.py").write_text(
         textwrap.dedent(
@@ -101,7 +101,7 @@ def test_a_session_that_writes_the_default_store_fails(tmp_path: Path, written: 
     """A session of its own whose test writes the default audit store (HOME points into tmp
     here, so the real one is never touched): it fails only when the store was written."""
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
-    shutil.copy(TESTS / "proctrack.py", tmp_path / "proctrack.py")
+    shutil.copy(TESTS / "support" / "proctrack.py", tmp_path / "proctrack.py")
     home = tmp_path / "home"
     (home / "airflow").mkdir(parents=True)
     store = home / "airflow" / "lagassign.db"
