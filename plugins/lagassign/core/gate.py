@@ -135,7 +135,9 @@ def decide(
     strategies: Iterable[str] | None = None,
     max_catch_up_s: float | None = None,
 ) -> GateDecision:
-    """The gate's decision for one group's evaluation (``evaluate_group``'s output)."""
+    """The gate's decision for one group's evaluation (``evaluate_group``'s output), by the
+    rules of the module doc in their order: a baseline, unconsumed partitions, then the
+    improvement in catch-up time (a group planned in time) or in max lag."""
     threshold, min_improvement, max_moves, allowed = validate_parameters(
         threshold, min_improvement, max_moves, strategies, max_catch_up_s
     )
@@ -143,120 +145,151 @@ def decide(
         ev = GroupEvaluation.of(evaluation)
     except ResultShapeError as exc:
         raise EvaluationShapeError(str(exc)) from None
-    group, results = ev.group, list(ev.results)
     params: dict[str, Any] = {
         "threshold": threshold,
         "min_improvement": min_improvement,
         "max_moves": max_moves,
     }
-
     baseline = ev.result(BASELINE)
+    if baseline is None or not baseline.scored or baseline.metrics is None:
+        return GateDecision(ev.group, False, _no_baseline_reason(baseline), **params)
+    gate = _Gate(ev.group, list(ev.results), allowed, baseline, params)
+    if gate.unconsumed:
+        return gate.decide_unconsumed()
+    if "max_catch_up_s" in gate.current:
+        return gate.decide_in_time(max_catch_up_s)
+    return gate.decide_in_lag()
+
+
+def _no_baseline_reason(baseline: StrategyResult | None) -> str:
     if baseline is None:
+        return "no current assignment was evaluated: nothing to compare against"
+    return f"current assignment could not be measured: {baseline.refused or 'no metrics'}"
+
+
+class _Gate:
+    """One group's gate once its baseline is measured: the candidates, the best of them, and
+    the figures every decision records (``measured``)."""
+
+    def __init__(
+        self,
+        group: str,
+        results: list[StrategyResult],
+        allowed: frozenset[str] | None,
+        baseline: StrategyResult,
+        params: dict[str, Any],
+    ) -> None:
+        self.group, self.results, self.allowed = group, results, allowed
+        self.current = _metrics(baseline)
+        self.max_moves: int | None = params["max_moves"]
+        self.unconsumed = len(baseline.unassigned or ())
+        self.cur_max, cur_imbalance = int(self.current["max_lag"]), float(self.current["imbalance"])
+        self.complete = [
+            r
+            for r in results
+            if r.strategy != BASELINE and r.complete and (allowed is None or r.strategy in allowed)
+        ]
+        within = [
+            r for r in self.complete if self.max_moves is None or _metrics(r)["moves"] <= self.max_moves
+        ]
+        self.best = best_of(within)
+        self.measured: dict[str, Any] = {
+            "current_max_lag": self.cur_max,
+            "current_imbalance": cur_imbalance,
+            "unconsumed": self.unconsumed,
+            **params,
+        }
+        if self.best is not None:
+            best = _metrics(self.best)
+            self.best_max, self.moves = int(best["max_lag"]), int(best["moves"])
+            self.measured.update(
+                candidate=self.best.strategy,
+                chosen_max_lag=self.best_max,
+                improvement=(self.cur_max - self.best_max) / self.cur_max if self.cur_max > 0 else None,
+                moves=self.moves,
+            )
+
+    def stop(self, reason: str, **changed: Any) -> GateDecision:
+        return GateDecision(self.group, False, reason, **{**self.measured, **changed})
+
+    def go(self, reason: str, **changed: Any) -> GateDecision:
+        assert self.best is not None
         return GateDecision(
-            group, False, "no current assignment was evaluated: nothing to compare against", **params
+            self.group, True, reason, chosen=self.best.strategy, **{**self.measured, **changed}
         )
-    if not baseline.scored or baseline.metrics is None:
-        why = baseline.refused or "no metrics"
-        return GateDecision(group, False, f"current assignment could not be measured: {why}", **params)
-    cur = baseline.metrics
-    cur_max, cur_imb = int(cur["max_lag"]), float(cur["imbalance"])
-    unconsumed = len(baseline.unassigned or ())
-    base = {"current_max_lag": cur_max, "current_imbalance": cur_imb, "unconsumed": unconsumed, **params}
 
-    complete = [
-        r
-        for r in results
-        if r.strategy != BASELINE and r.complete and (allowed is None or r.strategy in allowed)
-    ]
-    within = [r for r in complete if max_moves is None or _metrics(r)["moves"] <= max_moves]
-    best = best_of(within)
-    measured: dict[str, Any] = dict(base)
-    if best is not None:
-        name, bm = best.strategy, _metrics(best)
-        best_max, moves = int(bm["max_lag"]), int(bm["moves"])
-        improvement = (cur_max - best_max) / cur_max if cur_max > 0 else None
-        measured.update(candidate=name, chosen_max_lag=best_max, improvement=improvement, moves=moves)
+    def decide_unconsumed(self) -> GateDecision:
+        """The current assignment leaves partitions unconsumed: go with any complete candidate."""
+        leaves = f"current assignment leaves {_n(self.unconsumed, 'partition')} unconsumed"
+        if self.best is None:
+            return self.stop(f"{leaves}, but {self.no_candidate_reason()}")
+        figures = f"max lag {_int(self.best_max)} and {_n(self.moves, 'move')}"
+        return self.go(f"{leaves}; {self.best.strategy} consumes all with {figures}")
 
-    if unconsumed:
-        if best is None:
-            reason = _no_candidate_reason(results, complete, allowed, max_moves)
-            reason = f"current assignment leaves {_n(unconsumed, 'partition')} unconsumed, but {reason}"
-            return GateDecision(group, False, reason, **measured)
-        reason = (
-            f"current assignment leaves {_n(unconsumed, 'partition')} unconsumed; {name} consumes all "
-            f"with max lag {_int(best_max)} and {_n(moves, 'move')}"
-        )
-        return GateDecision(group, True, reason, chosen=name, **measured)
-    if "max_catch_up_s" in cur:
-        return _decide_in_time(group, cur, best, results, complete, allowed, measured, max_catch_up_s)
-    if not cur_imb > threshold:
-        reason = f"current imbalance {_ratio(cur_imb)} ≤ threshold {_ratio(threshold)}"
-        return GateDecision(group, False, reason, **measured)
-    if best is None:
-        reason = _no_candidate_reason(results, complete, allowed, max_moves)
-        return GateDecision(group, False, reason, **measured)
-    change = f"max lag {_int(cur_max)} → {_int(best_max)}"
-    if improvement is None or best_max >= cur_max:
-        reason = f"no candidate lowers max lag below {_int(cur_max)} (best: {name}, {_int(best_max)})"
-        return GateDecision(group, False, reason, **measured)
-    shown, minimum = _pct(improvement, min_improvement)
-    if improvement + _EPSILON < min_improvement:
-        reason = (
-            f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}, "
-            f"below the minimum improvement {minimum}"
-        )
-        return GateDecision(group, False, reason, **measured)
-    reason = f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}"
-    return GateDecision(group, True, reason, chosen=name, **measured)
+    def decide_in_lag(self) -> GateDecision:
+        """Imbalance over the threshold, and the best candidate lowers max lag enough."""
+        imbalance, threshold = self.measured["current_imbalance"], self.measured["threshold"]
+        if not imbalance > threshold:
+            return self.stop(f"current imbalance {_ratio(imbalance)} ≤ threshold {_ratio(threshold)}")
+        if self.best is None:
+            return self.stop(self.no_candidate_reason())
+        improvement = self.measured["improvement"]
+        if improvement is None or self.best_max >= self.cur_max:
+            best = f"best: {self.best.strategy}, {_int(self.best_max)}"
+            return self.stop(f"no candidate lowers max lag below {_int(self.cur_max)} ({best})")
+        return self.judge_gain(f"max lag {_int(self.cur_max)} → {_int(self.best_max)}", improvement)
 
+    def decide_in_time(self, target: float | None) -> GateDecision:
+        """A group planned in time: late or unbalanced, and the best candidate catches up
+        sooner by enough (every reason says when one partition alone misses the target)."""
+        cur_time, alone = catch_up_of(self.current), self.slowest_partition_note(target)
+        imbalance, threshold = self.measured["current_imbalance"], self.measured["threshold"]
+        if not (target is not None and cur_time > target) and not imbalance > threshold:
+            why = f"current max catch-up {duration_text(cur_time)}"
+            why += f" ≤ target {duration_text(target)}" if target is not None else ""
+            return self.stop(
+                f"{why} and imbalance {_ratio(imbalance)} ≤ threshold {_ratio(threshold)}{alone}"
+            )
+        if self.best is None:
+            return self.stop(self.no_candidate_reason() + alone)
+        best_time = catch_up_of(_metrics(self.best))
+        change = f"max catch-up {duration_text(cur_time)} → {duration_text(best_time)}"
+        if not best_time < cur_time:
+            best = f"best: {self.best.strategy}, {change}"
+            return self.stop(f"no candidate catches up sooner than {duration_text(cur_time)} ({best}){alone}")
+        gain = 1.0 if cur_time == math.inf else (cur_time - best_time) / cur_time
+        return self.judge_gain(change, gain, alone, improvement=gain)  # recorded in time, as said
 
-def _decide_in_time(
-    group: str,
-    cur: Metrics,
-    best: StrategyResult | None,
-    results: list[StrategyResult],
-    complete: list[StrategyResult],
-    allowed: frozenset[str] | None,
-    measured: dict[str, Any],
-    target: float | None,
-) -> GateDecision:
-    """The decision for a group planned in time: catch-up seconds instead of lag."""
-    threshold = measured["threshold"]
-    cur_time = catch_up_of(cur)
-    slow, slow_s = cur.get("slowest_partition"), cur.get("slowest_partition_s")
-    slow_s = None if slow_s is None else float(slow_s)
-    alone = ""
-    if target is not None and slow is not None and (slow_s is None or slow_s > target):
-        alone = (
+    def judge_gain(self, change: str, gain: float, note: str = "", **changed: Any) -> GateDecision:
+        """Go when the best candidate's ``gain`` reaches the minimum improvement."""
+        assert self.best is not None
+        shown, minimum = _pct(gain, self.measured["min_improvement"])
+        lowers = f"{self.best.strategy} lowers {change} (−{shown}) with {_n(self.moves, 'move')}"
+        if gain + _EPSILON < self.measured["min_improvement"]:
+            return self.stop(f"{lowers}, below the minimum improvement {minimum}{note}", **changed)
+        return self.go(lowers + note, **changed)
+
+    def slowest_partition_note(self, target: float | None) -> str:
+        """'; partition t-3 alone needs 3 h whoever reads it, ...' when no plan can meet ``target``."""
+        slow, slow_s = self.current.get("slowest_partition"), self.current.get("slowest_partition_s")
+        slow_s = None if slow_s is None else float(slow_s)
+        if target is None or slow is None or not (slow_s is None or slow_s > target):
+            return ""
+        return (
             f"; partition {slow} alone needs {duration_text(slow_s)} whoever reads it, "
             f"so no plan meets the target {duration_text(target)}"
         )
-    late = target is not None and cur_time > target
-    if not late and not float(cur["imbalance"]) > threshold:
-        why = f"current max catch-up {duration_text(cur_time)}"
-        why += f" ≤ target {duration_text(target)}" if target is not None else ""
-        reason = f"{why} and imbalance {_ratio(float(cur['imbalance']))} ≤ threshold {_ratio(threshold)}"
-        return GateDecision(group, False, reason + alone, **measured)
-    if best is None:
-        reason = _no_candidate_reason(results, complete, allowed, measured["max_moves"])
-        return GateDecision(group, False, reason + alone, **measured)
-    name, bm = best.strategy, _metrics(best)
-    best_time, moves = catch_up_of(bm), int(bm["moves"])
-    change = f"max catch-up {duration_text(cur_time)} → {duration_text(best_time)}"
-    if not best_time < cur_time:
-        reason = f"no candidate catches up sooner than {duration_text(cur_time)} (best: {name}, {change})"
-        return GateDecision(group, False, reason + alone, **measured)
-    gain = 1.0 if cur_time == math.inf else (cur_time - best_time) / cur_time
-    measured = {**measured, "improvement": gain}  # in time, as the reason says
-    shown, minimum = _pct(gain, measured["min_improvement"])
-    if gain + _EPSILON < measured["min_improvement"]:
-        reason = (
-            f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}, "
-            f"below the minimum improvement {minimum}"
-        )
-        return GateDecision(group, False, reason + alone, **measured)
-    reason = f"{name} lowers {change} (−{shown}) with {_n(moves, 'move')}"
-    return GateDecision(group, True, reason + alone, chosen=name, **measured)
+
+    def no_candidate_reason(self) -> str:
+        if self.complete and self.max_moves is not None:
+            fewest = min(self.complete, key=lambda r: (_metrics(r)["moves"], _metrics(r)["max_lag"]))
+            return (
+                f"no candidate within max_moves {self.max_moves} "
+                f"(fewest: {fewest.strategy} with {_n(_metrics(fewest)['moves'], 'move')})"
+            )
+        if self.allowed is not None and not any(r.strategy in self.allowed for r in self.results):
+            return f"none of the allowed strategies ({', '.join(sorted(self.allowed))}) was evaluated"
+        return "no strategy produced a complete assignment"
 
 
 def decide_all(
@@ -277,23 +310,6 @@ def decide_all(
 def _metrics(result: StrategyResult) -> Metrics:
     assert result.metrics is not None
     return result.metrics
-
-
-def _no_candidate_reason(
-    results: list[StrategyResult],
-    complete: list[StrategyResult],
-    allowed: frozenset[str] | None,
-    max_moves: int | None,
-) -> str:
-    if complete and max_moves is not None:
-        fewest = min(complete, key=lambda r: (_metrics(r)["moves"], _metrics(r)["max_lag"]))
-        return (
-            f"no candidate within max_moves {max_moves} "
-            f"(fewest: {fewest.strategy} with {_n(_metrics(fewest)['moves'], 'move')})"
-        )
-    if allowed is not None and not any(r.strategy in allowed for r in results):
-        return f"none of the allowed strategies ({', '.join(sorted(allowed))}) was evaluated"
-    return "no strategy produced a complete assignment"
 
 
 def _is_number(value: Any) -> bool:
