@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
@@ -54,76 +56,131 @@ def exact_drain(
     budget: int = NODE_BUDGET,
 ) -> ExactResult:
     """Branch and bound below ``incumbent`` (the largest cost of the plan in hand)."""
-    members = group.member_ids
-    caps, rates = capacity(group), inflow(group)
-    tps = sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
-    lags = [group.lag[tp] for tp in tps]
-    flows = [rates[tp] for tp in tps]
-    topics = group.topics_of
-    eligible = [[i for i, m in enumerate(members) if tp.topic in topics[m]] for tp in tps]
-    cap = [caps[m] for m in members]
-    low = [counts[m][0] if counts else 0 for m in members]
-    high = [counts[m][1] if counts else len(tps) for m in members]
-    # members alike (capacity, subscription, counts): while empty, only the first is tried
-    kind = [(cap[i], topics[m], low[i], high[i]) for i, m in enumerate(members)]
-    first_of: dict[tuple, int] = {}
-    for i, k in enumerate(kind):
-        first_of.setdefault(k, i)
-    twin_of = [first_of[k] for k in kind]
-    load = [0] * len(members)
-    flow = [0.0] * len(members)
-    held: list[list[int]] = [[] for _ in members]
-    best: list = [incumbent, None]  # cost, layout (indices per member) or None
-    nodes = 0
-    short = sum(low)  # partitions the members still need to reach their fewest
+    search = _Exact(group, counts, incumbent, budget)
+    finished = search.visit(0)
+    layout = None
+    if search.found is not None:
+        tps = search.tps
+        layout = {m: [tps[j] for j in search.found[i]] for i, m in enumerate(group.member_ids)}
+    return ExactResult(layout, search.best, finished)
 
-    def visit(at: int) -> bool:  # False: out of budget
-        nonlocal nodes, short
-        if at == len(tps):
-            if short:  # some member below its fewest: not a plan under the count rules
-                return True
-            worst = max(member_cost(load[i], flow[i], cap[i]) for i in range(len(members)))
-            if sooner(worst, best[0]):
-                best[0], best[1] = worst, [list(h) for h in held]
+
+def _heaviest_first(group: GroupSnapshot, rates: dict[TopicPartition, float]) -> list[TopicPartition]:
+    return sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
+
+
+@dataclass
+class _Members:
+    """What both searches read of the members, by place in ``group.member_ids``: capacity,
+    fewest and most partitions, and the first of the members alike (capacity, subscription,
+    counts): while a member and that first one are both empty, only the first is tried."""
+
+    cap: list[float]
+    low: list[int]
+    high: list[int]
+    twin: list[int]
+
+    @classmethod
+    def of(cls, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> _Members:
+        members, caps, topics = group.member_ids, capacity(group), group.topics_of
+        cap = [caps[m] for m in members]
+        low = [counts[m][0] if counts else 0 for m in members]
+        high = [counts[m][1] if counts else len(group.assignable) for m in members]
+        first_of: dict[tuple, int] = {}
+        twin = [first_of.setdefault((cap[i], topics[m], low[i], high[i]), i) for i, m in enumerate(members)]
+        return cls(cap, low, high, twin)
+
+    def skipped(self, i: int, held: Sequence[Any]) -> bool:
+        """Whether member ``i`` is not tried: it holds nothing (``held``: its partitions or their
+        count), and nor does the first member alike to it."""
+        return not held[i] and self.twin[i] != i and not held[self.twin[i]]
+
+
+def _eligible(group: GroupSnapshot, tps: list[TopicPartition]) -> list[list[int]]:
+    """Per partition, the places of the members subscribing to its topic."""
+    topics = group.topics_of
+    return [[i for i, m in enumerate(group.member_ids) if tp.topic in topics[m]] for tp in tps]
+
+
+class _Exact:
+    """``exact_drain``'s branch and bound: partition ``at`` (heaviest first) to each member
+    that may take it and still finish sooner than the best plan, cheapest first."""
+
+    def __init__(
+        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, incumbent: Cost, budget: int
+    ) -> None:
+        rates = inflow(group)
+        self.tps = _heaviest_first(group, rates)
+        self.lags = [group.lag[tp] for tp in self.tps]
+        self.flows = [rates[tp] for tp in self.tps]
+        self.eligible = _eligible(group, self.tps)
+        self.members = _Members.of(group, counts)
+        n = len(group.members)
+        self.load, self.flow = [0] * n, [0.0] * n
+        self.held: list[list[int]] = [[] for _ in range(n)]
+        self.best = incumbent
+        self.found: list[list[int]] | None = None  # the best plan's partitions per member
+        self.nodes, self.budget = 0, budget
+        self.short = sum(self.members.low)  # partitions the members still need to reach their fewest
+
+    def cost(self, i: int, at: int) -> Cost:
+        """Member ``i``'s cost once it takes partition ``at``."""
+        return member_cost(self.load[i] + self.lags[at], self.flow[i] + self.flows[at], self.members.cap[i])
+
+    def visit(self, at: int) -> bool:
+        """Every plan from partition ``at`` on; False when the budget ran out."""
+        if at == len(self.tps):
+            self._finish()
             return True
-        nodes += 1
-        if nodes > budget:
+        self.nodes += 1
+        if self.nodes > self.budget:
             return False
-        if short > len(tps) - at:
+        if self.short > len(self.tps) - at:
             return True
-        options = []
-        for i in eligible[at]:
-            if len(held[i]) >= high[i]:
-                continue
-            twin = twin_of[i]
-            if not held[i] and twin != i and not held[twin]:
-                continue
-            c = member_cost(load[i] + lags[at], flow[i] + flows[at], cap[i])
-            if sooner(c, best[0]):
-                options.append((c, i))
-        options.sort()
-        for _, i in options:
-            if not sooner(member_cost(load[i] + lags[at], flow[i] + flows[at], cap[i]), best[0]):
+        held, low = self.held, self.members.low
+        for i in self._options(at):
+            if not sooner(self.cost(i, at), self.best):
                 continue  # the best plan got better since the options were listed
             filled = len(held[i]) < low[i]
-            load[i] += lags[at]
-            flow[i] += flows[at]
-            held[i].append(at)
-            short -= filled
-            ok = visit(at + 1)
-            short += filled
-            held[i].pop()
-            load[i] -= lags[at]
-            flow[i] -= flows[at]
+            self._place(i, at, 1)
+            self.short -= filled
+            ok = self.visit(at + 1)
+            self.short += filled
+            self._place(i, at, -1)
             if not ok:
                 return False
         return True
 
-    finished = visit(0)
-    layout = None
-    if best[1] is not None:
-        layout = {m: [tps[j] for j in best[1][i]] for i, m in enumerate(members)}
-    return ExactResult(layout, best[0], finished)
+    def _options(self, at: int) -> list[int]:
+        """The members partition ``at`` may go to, their cost after it smallest first."""
+        held, members = self.held, self.members
+        options = []
+        for i in self.eligible[at]:
+            if len(held[i]) >= members.high[i] or members.skipped(i, held):
+                continue
+            c = self.cost(i, at)
+            if sooner(c, self.best):
+                options.append((c, i))
+        options.sort()
+        return [i for _, i in options]
+
+    def _place(self, i: int, at: int, sign: int) -> None:
+        """Member ``i`` takes partition ``at`` (``sign`` 1) or gives it back (-1)."""
+        self.load[i] += sign * self.lags[at]
+        self.flow[i] += sign * self.flows[at]
+        if sign > 0:
+            self.held[i].append(at)
+        else:
+            self.held[i].pop()
+
+    def _finish(self) -> None:
+        """A plan, when every member holds its fewest: kept when sooner than the best."""
+        if self.short:
+            return
+        cap = self.members.cap
+        worst = max(member_cost(self.load[i], self.flow[i], cap[i]) for i in range(len(cap)))
+        if sooner(worst, self.best):
+            self.best, self.found = worst, [list(h) for h in self.held]
 
 
 #: nodes the heavy-partition bound may visit (per size of the heavy set) before it gives up
@@ -149,67 +206,68 @@ def heavy_bound(
 
     Where it helps: a hot partition on a member whose count forces more partitions onto it,
     or more hot partitions than fast members (the pooled bound spreads them thin)."""
-    members = group.member_ids
-    caps, rates = capacity(group), inflow(group)
-    tps = sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
-    top, rest = tps[:heavy], tps[heavy:]
-    lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in rest))]
-    lags = [group.lag[tp] for tp in top]
-    flows = [rates[tp] for tp in top]
-    cap = [caps[m] for m in members]
-    low = [counts[m][0] for m in members]
-    high = [counts[m][1] for m in members]
-    topics = group.topics_of
-    first_of: dict[tuple, int] = {}
-    twin_of = [first_of.setdefault((cap[i], low[i], high[i], topics[m]), i) for i, m in enumerate(members)]
-    eligible = [[i for i, m in enumerate(members) if tp.topic in topics[m]] for tp in top]
-    load = [0] * len(members)
-    flow = [0.0] * len(members)
-    held = [0] * len(members)
+    search = _HeavyBound(group, counts, heavy, upper, budget)
+    n = len(group.members)
+    base = max((search.time_of(i, 0, 0.0, 0) for i in range(n)), default=0.0)
+    return search.best if search.visit(0, base) else None
 
-    def time_of(i: int, extra_lag: int, extra_flow: float, n: int) -> float:
-        need = min(len(rest), max(0, low[i] - n))
-        return seconds_to_catch_up(load[i] + extra_lag + lag_fill[need], flow[i] + extra_flow, cap[i])
 
-    base = max((time_of(i, 0, 0.0, 0) for i in range(len(members))), default=0.0)
-    best = [upper]
-    nodes = 0
+class _HeavyBound:
+    """``heavy_bound``'s branch and bound: heavy partition ``at`` to each member that may take
+    it, the largest time so far ``worst``, pruned at the best found."""
 
-    def visit(at: int, worst: float) -> bool:
-        nonlocal nodes
-        if at == len(top):
-            best[0] = min(best[0], worst)
+    def __init__(
+        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], heavy: int, upper: float, budget: int
+    ) -> None:
+        rates = inflow(group)
+        tps = _heaviest_first(group, rates)
+        top, self.rest = tps[:heavy], tps[heavy:]
+        self.lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in self.rest))]
+        self.lags = [group.lag[tp] for tp in top]
+        self.flows = [rates[tp] for tp in top]
+        self.eligible = _eligible(group, top)
+        self.members = _Members.of(group, counts)
+        n = len(group.members)
+        self.load, self.flow, self.held = [0] * n, [0.0] * n, [0] * n
+        self.best, self.nodes, self.budget = upper, 0, budget
+
+    def time_of(self, i: int, extra_lag: int, extra_flow: float, n: int) -> float:
+        """Member ``i``'s time holding ``n`` heavy partitions and these extras, topped up to its
+        fewest with the lightest of the rest."""
+        need = min(len(self.rest), max(0, self.members.low[i] - n))
+        load = self.load[i] + extra_lag + self.lag_fill[need]
+        return seconds_to_catch_up(load, self.flow[i] + extra_flow, self.members.cap[i])
+
+    def visit(self, at: int, worst: float) -> bool:
+        """Every placement from heavy partition ``at`` on; False when the budget ran out."""
+        if at == len(self.lags):
+            self.best = min(self.best, worst)
             return True
-        nodes += 1
-        if nodes > budget:
+        self.nodes += 1
+        if self.nodes > self.budget:
             return False
+        held, members = self.held, self.members
         options = []
-        for i in eligible[at]:
-            if held[i] >= high[i]:
+        for i in self.eligible[at]:
+            if held[i] >= members.high[i] or members.skipped(i, held):
                 continue
-            if not held[i] and twin_of[i] != i and not held[twin_of[i]]:
-                continue  # alike and still empty: only the first of them is tried
-            t = time_of(i, lags[at], flows[at], held[i] + 1)
-            if t < best[0]:
+            t = self.time_of(i, self.lags[at], self.flows[at], held[i] + 1)
+            if t < self.best:
                 options.append((t, i))
         options.sort()
         for t, i in options:
-            if t >= best[0]:
+            if t >= self.best:
                 continue
-            load[i] += lags[at]
-            flow[i] += flows[at]
+            self.load[i] += self.lags[at]
+            self.flow[i] += self.flows[at]
             held[i] += 1
-            ok = visit(at + 1, max(worst, t))
+            ok = self.visit(at + 1, max(worst, t))
             held[i] -= 1
-            load[i] -= lags[at]
-            flow[i] -= flows[at]
+            self.load[i] -= self.lags[at]
+            self.flow[i] -= self.flows[at]
             if not ok:
                 return False
         return True
-
-    if not visit(0, base):
-        return None
-    return best[0]
 
 
 __all__ = [

@@ -151,6 +151,11 @@ class State(Loads):
             return self.held[giver], self.lags_of[giver]
         return self.derived(giver, ("receivable", taker), lambda: self._receivable(taker, giver))
 
+    def receiver_key(self, taker: str) -> str | None:
+        """What ``receivable``'s answer depends on besides the giver: ``taker``, or nothing
+        (None) where every member may receive every partition."""
+        return None if self._receives_all else taker
+
     def _receivable(self, taker: str, giver: str) -> tuple[list[Held], list[int]]:
         topics = self.topics[taker]
         if self.kafka_balance:

@@ -11,6 +11,7 @@ wins, then fewer moves, then the first in the candidates' order.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,13 +45,21 @@ def sooner(a: Cost, b: Cost) -> bool:
     return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
 
 
-def member_costs(load: np.ndarray, flow: np.ndarray, cap: float) -> Costs:
-    """``member_cost`` of every entry."""
-    done = (load <= 0) & (flow <= cap)
-    never = (flow >= cap) & ~done
+def member_costs(load: np.ndarray, flow: np.ndarray, cap: float | np.ndarray) -> Costs:
+    """``member_cost`` of every entry (``load`` and ``flow`` arrays of one shape)."""
+    free = cap - flow  # <= 0 exactly where flow >= cap
     with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = np.where(done, 0.0, np.where(never, math.inf, load / (cap - flow)))
-    return seconds, np.where(never, flow - cap, 0.0), np.where(never, load, 0.0)
+        seconds = load / free
+    done = (load <= 0) & (free >= 0)
+    never = free <= 0
+    if not never.any():
+        seconds[done] = 0.0
+        zeros = np.zeros_like(seconds)
+        return seconds, zeros, zeros
+    never &= ~done
+    seconds[never] = math.inf
+    seconds[done] = 0.0
+    return seconds, np.where(never, -free, 0.0), np.where(never, load, 0.0)
 
 
 def _larger(a: Costs, b: Costs) -> Costs:
@@ -65,6 +74,20 @@ def _sooner(a: Costs, b: Cost) -> np.ndarray:
         within = (a[1] < b[1] - 1e-9 * max(1.0, abs(b[1]))) | ((a[1] <= b[1]) & (a[2] < b[2]))
         return (a[0] < math.inf) | ((a[0] == math.inf) & within)
     return a[0] < b[0] - 1e-9 * max(1.0, abs(b[0]))
+
+
+@functools.lru_cache(maxsize=64)
+def _splits(n: int, n_heavy: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The splits of a pool of ``n`` partitions, the first ``n_heavy`` the heavy member's, in
+    which it keeps one of ``sizes``: their bit masks (1: heavy keeps it), and per split +1
+    where a partition passes from heavy to light, -1 from light to heavy (read-only)."""
+    masks = np.arange(1 << n, dtype=np.int64)
+    kept = (masks[:, None] >> np.arange(n)) & 1
+    fits = np.isin(kept.sum(axis=1), sizes)
+    passes = np.where(np.arange(n) < n_heavy, 1 - kept[fits], -kept[fits]).astype(np.float64)
+    masks = masks[fits]
+    masks.flags.writeable = passes.flags.writeable = False
+    return masks, passes
 
 
 class TimeObjective:
@@ -117,22 +140,6 @@ class TimeObjective:
         rows = ok.nonzero()[0]
         order = np.lexsort((rows, moves[rows], after[2][rows], after[1][rows], after[0][rows]))
         return rows[order]
-
-    def _side(
-        self, search: Search, giver: str, taker: str
-    ) -> tuple[list[Held], np.ndarray, np.ndarray, np.ndarray]:
-        """``giver``'s partitions ``taker`` may receive: the list, their lags, inflows and what
-        each adds to the moves when it passes to ``taker``."""
-        held, lags = search.receivable(taker, giver)
-        rates, before = search.rates, search.before
-        owner = [before.get(p[1]) for p in held]
-        moves = [0 if o is None else (taker != o) - (giver != o) for o in owner]
-        return (
-            held,
-            np.array(lags, dtype=np.float64),
-            np.array([rates[p[1]] for p in held], dtype=np.float64),
-            np.array(moves, dtype=np.int64),
-        )
 
     def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
         """``best_exchange_any`` with ``light`` alone."""
@@ -207,17 +214,11 @@ class TimeObjective:
         partitions (a bit mask over ``held[heavy] + held[light]``), weighed at once, in
         the order of the masks."""
         pool = search.held[heavy] + search.held[light]
-        masks = np.arange(1 << len(pool), dtype=np.int64)
-        kept = (masks[:, None] >> np.arange(len(pool))) & 1  # a row per split: 1 where heavy keeps it
-        fits = np.isin(kept.sum(axis=1), sizes)
-        masks, kept = masks[fits], kept[fits]
-        was_heavy = np.arange(len(pool)) < len(search.held[heavy])
-        # +1 where a partition passes from heavy to light, -1 from light to heavy
-        passes = np.where(was_heavy, 1 - kept, -kept)
-        lags = np.array([p[0] for p in pool], dtype=np.float64)
-        rates = np.array([search.rates[p[1]] for p in pool], dtype=np.float64)
-        owners = [search.before.get(p[1]) for p in pool]
-        to_light = np.array([0 if o is None else (light != o) - (heavy != o) for o in owners])
+        masks, passes = _splits(len(pool), len(search.held[heavy]), tuple(sizes))
+        parts = np.array([p[1] for p in pool], dtype=np.int64)
+        lags, rates = self.lags[parts], self.rates[parts]
+        index = search.group.member_index
+        to_light = self._moved(parts, index[heavy], index[light]).astype(np.float64)
         best = self._pick(search, heavy, light, passes @ lags, passes @ rates, passes @ to_light)
         allowed = (int(masks[k]) for k in best.tolist())
         return next((mask for mask in allowed if search.split_allowed(heavy, light, mask)), None)
@@ -255,21 +256,25 @@ class TimeObjective:
 
     def _subsets(self, search: Search, giver: str, taker: str) -> dict[int, tuple[np.ndarray, ...]]:
         """Subsets of one and of two of ``giver``'s partitions that ``taker`` may receive: bit
-        masks (by place in ``giver``'s list, as Python integers), lags, inflows, moves added;
-        kept until ``giver``'s partitions change."""
-        return search.derived(giver, ("time subsets", taker), lambda: self._subsets_now(search, giver, taker))
+        masks (by place in ``giver``'s list, as Python integers), lags, inflows, moves added.
+        All but the moves are kept until ``giver``'s partitions change (for any taker where
+        every member may receive every partition)."""
+        key = ("time subsets", search.receiver_key(taker))
+        ones, twos, parts, x, y = search.derived(giver, key, lambda: self._subsets_now(search, giver, taker))
+        index = search.group.member_index
+        moves = self._moved(parts, index[giver], index[taker])
+        return {1: (*ones, moves), 2: (*twos, moves[x] + moves[y])}
 
-    def _subsets_now(self, search: Search, giver: str, taker: str) -> dict[int, tuple[np.ndarray, ...]]:
-        held = search.held[giver]
-        ok = set(search.receivable(taker, giver)[0])
-        places = [k for k, p in enumerate(held) if p in ok]
-        _, lag, flow, moves = self._side(search, giver, taker)
-        bits = np.array([1 << k for k in places] or [0], dtype=object)[: len(places)]
-        x, y = np.triu_indices(len(places), 1)
-        return {
-            1: (bits, lag, flow, moves),
-            2: (bits[x] | bits[y], lag[x] + lag[y], flow[x] + flow[y], moves[x] + moves[y]),
-        }
+    def _subsets_now(
+        self, search: Search, giver: str, taker: str
+    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]:
+        held, lags = search.receivable(taker, giver)
+        places = {p: k for k, p in enumerate(search.held[giver])}
+        bits = np.array([1 << places[p] for p in held] or [0], dtype=object)[: len(held)]
+        parts = np.array([p[1] for p in held], dtype=np.int64)
+        lag, flow = np.array(lags, dtype=np.float64), self.rates[parts]
+        x, y = np.triu_indices(len(held), 1)
+        return (bits, lag, flow), (bits[x] | bits[y], lag[x] + lag[y], flow[x] + flow[y]), parts, x, y
 
 
 __all__ = ["Cost", "TimeObjective", "member_cost", "member_costs", "sooner"]
