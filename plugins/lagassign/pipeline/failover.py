@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,31 +97,12 @@ def failover_step(
             in_force = topic.read([group]).get(group)
             change = _change_now(kafka_config, group, settings, spec, in_force, timeout)
             if change is None:
-                note = (
-                    f"nothing to do: plan v{in_force.version} already matches the live instances"
-                    if in_force
-                    else "nothing to do: the group has no plan in force"
-                )
-                log(f"group {group}: {note}")
-                store.record_decisions(plan_id, [GateDecision(group, False, note)])
-                store.finish_plan(plan_id, "succeeded")
-                held = in_force.version if in_force else None
-                return Outcome(group, False, note, held, "unchanged").to_dict()
+                return _nothing_to_do(store, plan_id, group, in_force, log)
             snap = _snapshot(kafka_config, group, settings, spec, in_force, timeout)
-            folder = run_dir(base, plan_id) / "snapshot"
-            add_inflow(store, plan_id, snap, log)
-            snap.write(folder)
-            snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
-            store.set_snapshot(plan_id, str(folder), snapshot_at, manifest_cluster(snap.manifest))
+            snapshot_at = _record_snapshot(store, plan_id, snap, run_dir(base, plan_id) / "snapshot", log)
             case = snap.cases().get(group)
             if case is None:
-                why = next((g["error"] for g in snap.groups if g["group"] == group), None) or "not found"
-                store.record_evaluations(plan_id, [{"group": group, "error": why}])
-                note = f"{change.describe()}: cannot plan the group: {why}"
-                store.record_decisions(plan_id, [GateDecision(group, False, note)])
-                store.finish_plan(plan_id, "failed", error=note)
-                log(f"group {group}: {note}")
-                return Outcome(group, False, note, None, "skip").to_dict()
+                return _cannot_plan(store, plan_id, group, change, snap, log)
             planned = plan_failover(parse_case(case), change)
             store.record_evaluations(plan_id, [planned.evaluation])
             store.record_decisions(plan_id, [_decision(group, planned)])
@@ -134,6 +116,46 @@ def failover_step(
     except BaseException as exc:
         store.finish_plan(plan_id, "failed", error=str(exc) or type(exc).__name__)
         raise
+
+
+def _nothing_to_do(store: PlanningStore, plan_id: int, group: str, in_force: Any, log: Log) -> dict[str, Any]:
+    """The plan in force already matches the live instances (or there is none): a stop decision
+    that says so, and a succeeded plan."""
+    note = (
+        f"nothing to do: plan v{in_force.version} already matches the live instances"
+        if in_force
+        else "nothing to do: the group has no plan in force"
+    )
+    log(f"group {group}: {note}")
+    store.record_decisions(plan_id, [GateDecision(group, False, note)])
+    store.finish_plan(plan_id, "succeeded")
+    held = in_force.version if in_force else None
+    return Outcome(group, False, note, held, "unchanged").to_dict()
+
+
+def _record_snapshot(
+    store: PlanningStore, plan_id: int, snap: Any, folder: Path, log: Log
+) -> datetime | None:
+    """The group's snapshot, with its inflow, written to the run's folder and recorded; its time."""
+    add_inflow(store, plan_id, snap, log)
+    snap.write(folder)
+    snapshot_at = parse_utc(snap.manifest.get("snapshot_at"))
+    store.set_snapshot(plan_id, str(folder), snapshot_at, manifest_cluster(snap.manifest))
+    return snapshot_at
+
+
+def _cannot_plan(
+    store: PlanningStore, plan_id: int, group: str, change: MembershipChange, snap: Any, log: Log
+) -> dict[str, Any]:
+    """The snapshot could not read the group: its error recorded as the evaluation, a stop
+    decision naming the change, and a failed plan."""
+    why = next((g["error"] for g in snap.groups if g["group"] == group), None) or "not found"
+    store.record_evaluations(plan_id, [{"group": group, "error": why}])
+    note = f"{change.describe()}: cannot plan the group: {why}"
+    store.record_decisions(plan_id, [GateDecision(group, False, note)])
+    store.finish_plan(plan_id, "failed", error=note)
+    log(f"group {group}: {note}")
+    return Outcome(group, False, note, None, "skip").to_dict()
 
 
 def _change_now(
