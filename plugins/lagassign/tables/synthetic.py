@@ -27,47 +27,57 @@ def snapshot_tables(
     for case in cases:
         gid = case["group"]
         reset = case.get("auto_offset_reset", "latest")
-        snap.groups.append(
-            {
-                "group": gid,
-                "kind": "subscribe",
-                "state": "Stable",
-                "protocol": None,  # a case does not say what the cluster runs
-                "auto_offset_reset": reset,
-                "error": failed.get(gid),
-            }
-        )
-        for p in case["partitions"]:
-            if any(k in p for k in ("begin", "end", "committed")):
-                begin, end, committed = p.get("begin"), p.get("end"), p.get("committed")
-            else:
-                begin, committed = 0, base_offset
-                end = committed + p["lag"]
-            lag = partition_lag(end, committed, begin, reset) if end is not None else None
-            snap.partitions.append(
-                {
-                    "group": gid,
-                    "topic": p["topic"],
-                    "partition": p["partition"],
-                    "begin": begin,
-                    "end": end,
-                    "committed": committed,
-                    "lag": lag,
-                }
-            )
-        for i, m in enumerate(case["members"]):
-            snap.members.append(
-                {
-                    "group": gid,
-                    "member_id": m["id"],
-                    "instance_id": None,
-                    "client_id": f"{gid}-client-{i}",
-                    "host": f"/10.0.0.{i % 250 + 1}",
-                    "topics": list(m["topics"]),
-                    "assignment": [{"topic": t, "partition": p} for t, p in m.get("owned") or []],
-                }
-            )
-    snap.manifest = {
+        snap.groups.append(_group_row(gid, reset, failed.get(gid)))
+        snap.partitions.extend(_partition_row(gid, p, reset, base_offset) for p in case["partitions"])
+        snap.members.extend(_member_row(gid, i, m) for i, m in enumerate(case["members"]))
+    snap.manifest = _manifest(snap, failed)
+    return snap
+
+
+def _group_row(gid: str, reset: str, error: str | None) -> dict[str, Any]:
+    return {
+        "group": gid,
+        "kind": "subscribe",
+        "state": "Stable",
+        "protocol": None,  # a case does not say what the cluster runs
+        "auto_offset_reset": reset,
+        "error": error,
+    }
+
+
+def _partition_row(gid: str, p: dict[str, Any], reset: str, base_offset: int) -> dict[str, Any]:
+    """A partition's offsets as given, or made from its ``lag`` (``snapshot_tables``)."""
+    if any(k in p for k in ("begin", "end", "committed")):
+        begin, end, committed = p.get("begin"), p.get("end"), p.get("committed")
+    else:
+        begin, committed = 0, base_offset
+        end = committed + p["lag"]
+    lag = partition_lag(end, committed, begin, reset) if end is not None else None
+    return {
+        "group": gid,
+        "topic": p["topic"],
+        "partition": p["partition"],
+        "begin": begin,
+        "end": end,
+        "committed": committed,
+        "lag": lag,
+    }
+
+
+def _member_row(gid: str, i: int, m: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "group": gid,
+        "member_id": m["id"],
+        "instance_id": None,
+        "client_id": f"{gid}-client-{i}",
+        "host": f"/10.0.0.{i % 250 + 1}",
+        "topics": list(m["topics"]),
+        "assignment": [{"topic": t, "partition": p} for t, p in m.get("owned") or []],
+    }
+
+
+def _manifest(snap: Snapshot, failed: dict[str, str]) -> dict[str, Any]:
+    return {
         "cluster_id": "synthetic",
         "bootstrap_servers": None,
         "counts": {
@@ -82,7 +92,6 @@ def snapshot_tables(
         "failed": [{"group": g, "error": e} for g, e in sorted(failed.items())],
         "warnings": [],
     }
-    return snap
 
 
 def write_snapshot(cases: list[dict[str, Any]], folder: Any, failed: dict[str, str] | None = None) -> Any:
