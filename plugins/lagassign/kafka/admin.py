@@ -29,7 +29,6 @@ requests (KIP-709) are out of reach from Python.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,8 +37,8 @@ from typing import Any
 
 from .connection import first_metadata, with_collector
 from .errors import BrokerUnavailableError, reason
-
-Progress = Callable[[int, int], None]
+from .fanout import Bounds, Progress, fan_out
+from .groupdescribe import describe_consumer_groups
 
 
 def _retriable(exc: BaseException) -> bool:
@@ -152,8 +151,6 @@ class AdminHook:
         ``groupdescribe.UnsupportedDescribe`` when these settings or this cluster rule the
         request out (SASL, no ConsumerGroupDescribe), ``groupdescribe.DescribeError`` when no
         broker answers."""
-        from .groupdescribe import describe_consumer_groups
-
         if not group_ids:
             return {}
         return dict(
@@ -261,76 +258,9 @@ class AdminHook:
         progress: Progress | None = None,
         keys: Callable[[Any], Iterable[Any]] = lambda item: item,
     ) -> dict[Any, Any]:
-        """Submit every item with at most ``concurrency`` requests in flight; retry retriable failures.
-
-        ``submit(item)`` sends one request and returns {key: future}; ``keys(item)`` names the
-        keys it covers. The answer maps every key to its future's result or to the exception it
-        ended with (after ``retries`` more rounds for the retriable ones). ``progress(done,
-        total)`` is called as first-round requests complete.
-        """
-        results: dict[Any, Any] = {}
-        todo = list(items)
-        total = len(todo)
-        lock = threading.Lock()
-        done_count = [0]
-        for attempt in range(self.retries + 1):
-            gate = threading.Semaphore(self.concurrency)
-            outstanding: list[tuple[Any, Any, Future]] = []
-            all_done = threading.Event()
-            pending = [1]  # 1 = the submitting loop itself, released after it
-
-            def finished(
-                first_round: bool = attempt == 0,
-                gate: threading.Semaphore = gate,
-                pending: list[int] = pending,
-                all_done: threading.Event = all_done,
-            ) -> None:
-                gate.release()
-                with lock:
-                    pending[0] -= 1
-                    if first_round and progress is not None:
-                        done_count[0] += 1
-                        progress(done_count[0], total)
-                    if pending[0] == 0:
-                        all_done.set()
-
-            for item in todo:
-                if not gate.acquire(timeout=self.timeout * 2 + 10):
-                    raise BrokerUnavailableError(f"Kafka requests stalled for over {self.timeout * 2:.0f}s")
-                try:
-                    futures = dict(submit(item))
-                except Exception as exc:  # the client refused the request itself
-                    for key in keys(item):
-                        results[key] = exc
-                    with lock:
-                        pending[0] += 1
-                    finished()
-                    continue
-                outstanding.extend((item, key, fut) for key, fut in futures.items())
-                with lock:
-                    pending[0] += 1
-                _when_all(list(futures.values()), finished)
-            with lock:
-                pending[0] -= 1
-                if pending[0] == 0:
-                    all_done.set()
-            if not all_done.wait(timeout=self.timeout * 2 + 10):
-                raise BrokerUnavailableError(f"Kafka requests stalled for over {self.timeout * 2:.0f}s")
-            retry: list[Any] = []
-            for item, key, fut in outstanding:
-                failure = fut.exception()
-                if failure is None:
-                    results[key] = fut.result()
-                elif attempt < self.retries and _retriable(failure):
-                    if not retry or retry[-1] is not item:
-                        retry.append(item)
-                else:
-                    results[key] = failure
-            if not retry:
-                break
-            todo = retry
-            time.sleep(0.5 * (attempt + 1))
-        return results
+        """``fanout.fan_out`` within this hook's bounds (concurrency, retries, timeout)."""
+        bounds = Bounds(self.concurrency, self.retries, self.timeout, _retriable)
+        return fan_out(items, submit, bounds, progress, keys)
 
 
 def live_members(
@@ -366,22 +296,3 @@ def live_members(
         if found:
             out[gid] = sorted(found)
     return out
-
-
-def _when_all(futures: list[Future], callback: Callable[[], None]) -> None:
-    """Call ``callback()`` once, when the last of ``futures`` is done (at once if there are none)."""
-    if not futures:
-        callback()
-        return
-    remaining = [len(futures)]
-    lock = threading.Lock()
-
-    def one_done(_f: Future) -> None:
-        with lock:
-            remaining[0] -= 1
-            last = remaining[0] == 0
-        if last:
-            callback()
-
-    for f in futures:
-        f.add_done_callback(one_done)

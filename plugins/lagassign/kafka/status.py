@@ -25,6 +25,7 @@ from typing import Any
 
 from ..core.liveness import InstanceStatus, Liveness, StatusRecordError
 from ..core.topics import STATUS_TOPIC
+from .reader import read_to_end
 from .topicadmin import create_compacted, topic_partitions
 
 log = logging.getLogger(__name__)
@@ -129,11 +130,9 @@ def read_status(
     session_timeout_ms: int | None = None,
 ) -> Liveness:
     """The status topic read to its end, as a ``Liveness`` table (empty when the topic is absent)."""
-    from .reader import read_to_end
-
-    liveness = Liveness(session_timeout_ms)
     from confluent_kafka.admin import AdminClient
 
+    liveness = Liveness(session_timeout_ms)
     parts = topic_partitions(AdminClient(dict(config)), topic, timeout)
     if not parts:
         return liveness
