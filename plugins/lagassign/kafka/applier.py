@@ -10,13 +10,21 @@ group's outcome line goes to the audit trail.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ..core.clock import iso_z, now_text
 from ..core.plans import Plan
 from ..core.publishing import Publication, PublishFacts, members_refusal
+from .admin import live_members
+from .errors import BrokerUnavailableError
 from .plans import PlanDeliveryError, PlanStore, PlanTooLargeError
+
+if TYPE_CHECKING:
+    from ..store.errors import VersionConflictError
+    from ..store.ports import PublicationLedger
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class Outcome:
 
 
 def apply_publication(
-    ledger: Any,
+    ledger: PublicationLedger,
     topic: PlanStore | None,
     plan_id: int,
     facts: PublishFacts,
@@ -48,6 +56,7 @@ def apply_publication(
     force: bool = False,
 ) -> Outcome:
     """Carry out ``decision`` for ``facts.group`` and record the outcome in the audit trail."""
+    # The store loads SQLAlchemy; imported here, it stays off the import path of the CLI.
     from ..store import StalePlanError, VersionConflictError
 
     group = facts.group
@@ -59,51 +68,17 @@ def apply_publication(
     if members:  # a caller that did not read them: Kafka would refuse the plan's commits
         refusal = members_refusal(group, members)
         return _record(ledger, plan_id, Outcome(group, False, refusal.reason, None, refusal.action))
-
-    def reserve(topic_version: int | None = None) -> dict[str, Any]:
-        return dict(
-            ledger.mark_publication_pending(
-                plan_id,
-                group,
-                strategy=facts.strategy,
-                assignment=dict(facts.members),
-                snapshot_at=facts.snapshot_at,
-                force=force,
-                min_version=decision.version,
-                expected_version=facts.in_force_version or 0,
-                topic_version=topic_version,
-            )
-        )
-
-    lost = ""
+    reserve = partial(_reserve, ledger, plan_id, facts, decision.version, force)
     try:
         try:
-            pub = reserve()
+            pub, lost = reserve(None), ""
         except VersionConflictError as exc:
-            # A published rival the topic does not hold (read again now) is no race: the topic
-            # was deleted and created again, or the cluster rebuilt behind the same key.
-            now = topic.read([group]).get(group) if exc.state == "published" else None
-            held = now.version if now is not None else 0
-            if exc.state != "published" or exc.version is None or held >= exc.version:
-                raise
-            pub = reserve(held)
-            lost = (
-                f" (the topic no longer held version {exc.version}, published by plan {exc.plan_id}: "
-                "it was created again, or the cluster rebuilt)"
-            )
+            pub, lost = _reserve_past_lost_version(reserve, topic, group, exc)
     except (VersionConflictError, StalePlanError) as exc:
         # Another run reserved a version since this run decided: newer in force, or from a
         # newer snapshot. The reservation repeats the checks atomically; losing is no failure.
         return _record(ledger, plan_id, Outcome(group, False, f"skipped: {exc}", None, "refuse"))
-    plan = Plan(
-        plan_id=str(plan_id),
-        group=group,
-        version=pub["version"],
-        created_at=now_text(),
-        strategy=facts.strategy,
-        snapshot_at=iso_z(facts.snapshot_at),
-        members=dict(facts.members),
-    )
+    plan = _plan_record(plan_id, facts, pub["version"])
     try:
         topic.write(plan)
     except (PlanTooLargeError, PlanDeliveryError) as exc:
@@ -114,18 +89,72 @@ def apply_publication(
     return _record(ledger, plan_id, Outcome(group, True, done, plan.version, "publish"))
 
 
+def _reserve(
+    ledger: PublicationLedger,
+    plan_id: int,
+    facts: PublishFacts,
+    min_version: int | None,
+    force: bool,
+    topic_version: int | None,
+) -> dict[str, Any]:
+    """Reserve the group's next version in the ledger, pending, against the version in force."""
+    return dict(
+        ledger.mark_publication_pending(
+            plan_id,
+            facts.group,
+            strategy=facts.strategy,
+            assignment=dict(facts.members),
+            snapshot_at=facts.snapshot_at,
+            force=force,
+            min_version=min_version,
+            expected_version=facts.in_force_version or 0,
+            topic_version=topic_version,
+        )
+    )
+
+
+def _reserve_past_lost_version(
+    reserve: Callable[[int | None], dict[str, Any]],
+    topic: PlanStore,
+    group: str,
+    conflict: VersionConflictError,
+) -> tuple[dict[str, Any], str]:
+    """Reserve again when the rival is a published version the topic no longer holds (read again
+    now): no race, the topic was deleted and created again, or the cluster rebuilt behind the
+    same key. Returns the reservation and the note for the outcome; any other rival is raised."""
+    now = topic.read([group]).get(group) if conflict.state == "published" else None
+    held = now.version if now is not None else 0
+    if conflict.state != "published" or conflict.version is None or held >= conflict.version:
+        raise conflict
+    lost = (
+        f" (the topic no longer held version {conflict.version}, published by plan {conflict.plan_id}: "
+        "it was created again, or the cluster rebuilt)"
+    )
+    return reserve(held), lost
+
+
+def _plan_record(plan_id: int, facts: PublishFacts, version: int) -> Plan:
+    """The plan record written to the plans topic for the reserved ``version``."""
+    return Plan(
+        plan_id=str(plan_id),
+        group=facts.group,
+        version=version,
+        created_at=now_text(),
+        strategy=facts.strategy,
+        snapshot_at=iso_z(facts.snapshot_at),
+        members=dict(facts.members),
+    )
+
+
 def _members_now(topic: PlanStore, group: str) -> tuple[str, ...]:
     """The group's live protocol members now; none when the cluster cannot say (the plan's
     consumers then find out themselves: ``PlanConsumer`` fails on a refused commit)."""
-    from .admin import live_members
-    from .errors import BrokerUnavailableError
-
     try:
         return tuple(live_members(topic.config, [group], topic.timeout).get(group, ()))
     except BrokerUnavailableError:
         return ()
 
 
-def _record(ledger: Any, plan_id: int, outcome: Outcome) -> Outcome:
+def _record(ledger: PublicationLedger, plan_id: int, outcome: Outcome) -> Outcome:
     ledger.record_outcome(plan_id, outcome.group, outcome.reason)
     return outcome

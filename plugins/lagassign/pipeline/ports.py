@@ -85,9 +85,27 @@ class AuditTrailPort(Protocol):
 
     def record_decisions(self, plan_id: int, decisions: Iterable[Any]) -> int: ...
 
+    def record_outcome(self, plan_id: int, group: str, outcome: str) -> None: ...
+
 
 class LedgerPort(Protocol):
-    """What reached the plans topic, per group and version (``store.ledger``)."""
+    """What reached the plans topic, per group and version (``store.ledger``).
+
+    With ``AuditTrailPort`` it is a ``store.ports.PublicationLedger``, what ``kafka.applier``
+    publishes through (declared there: the kafka layer may not import this one)."""
+
+    def mark_publication_pending(
+        self,
+        plan_id: int,
+        group: str,
+        strategy: str | None = None,
+        assignment: Mapping[str, Any] | None = None,
+        snapshot_at: datetime | None = None,
+        force: bool = False,
+        min_version: int | None = None,
+        expected_version: int | None = None,
+        topic_version: int | None = None,
+    ) -> dict[str, Any]: ...
 
     def mark_published(
         self, group: str, version: int, published_at: datetime | None = None, cluster: str | None = None
