@@ -39,10 +39,16 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
     ``format: regex`` error comes back after Trigger as a raw JSON-schema dump. Optional text
     fields allow null: the form treats an empty string as a missing required value.
     """
-    names = strategy_names()
-    apply_note = (
-        " Scheduled runs take it from the Airflow Variable lagassign_apply (default off)." if daily else ""
-    )
+    return {
+        **_selection_params(strategy_names()),
+        **_gate_params(),
+        **_publishing_params(daily),
+        **_input_params(),
+    }
+
+
+def _selection_params(names: list[str]) -> dict[str, Param]:
+    """Which groups and which strategies a run evaluates."""
     return {
         "groups": Param(
             ".*",
@@ -61,6 +67,12 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
             uniqueItems=True,
             description="Strategies to evaluate (current is always evaluated).",
         ),
+    }
+
+
+def _gate_params() -> dict[str, Param]:
+    """The gate's thresholds and the limits on a plan."""
+    return {
         "threshold": Param(
             DEFAULT_THRESHOLD,
             type="number",
@@ -96,6 +108,15 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
             description="Seconds ≥ 0, lag-optimal and drain-optimal: exact solving per group to "
             "prove the plan optimal or improve it (empty: off; needs the certify extra, highspy).",
         ),
+    }
+
+
+def _publishing_params(daily: bool) -> dict[str, Param]:
+    """Whether plans that pass the gate are published, and how."""
+    apply_note = (
+        " Scheduled runs take it from the Airflow Variable lagassign_apply (default off)." if daily else ""
+    )
+    return {
         "apply": Param(
             False,
             type="boolean",
@@ -108,6 +129,12 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
             title="Dry run",
             description="Go through publishing without writing to Kafka.",
         ),
+    }
+
+
+def _input_params() -> dict[str, Param]:
+    """What the snapshot reads beside the cluster: declared groups and the reset policy."""
+    return {
         "groups_file": Param(
             None,
             type=["null", "string"],

@@ -15,8 +15,10 @@ its parameters.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from datetime import datetime
 from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
@@ -129,20 +131,9 @@ def make_failover_dag(
     (a regex on group ids), ``LAGASSIGN_SESSION_TIMEOUT`` (seconds, default 30),
     ``LAGASSIGN_GROUPS_FILE``, ``LAGASSIGN_PLAN_TOPIC`` and ``LAGASSIGN_STATUS_TOPIC``.
     """
-    import os
-    from datetime import datetime
+    from airflow.sdk import DAG, Asset, AssetWatcher, task
 
-    from airflow.sdk import DAG, Asset, AssetWatcher, Param, task
-
-    timeout_s = session_timeout or float(os.environ.get("LAGASSIGN_SESSION_TIMEOUT") or 30)
-    trigger = MembershipTrigger(
-        kafka_conn_id,
-        groups or os.environ.get("LAGASSIGN_FAILOVER_GROUPS") or None,
-        int(timeout_s * 1000),
-        os.environ.get("LAGASSIGN_PLAN_TOPIC"),
-        os.environ.get("LAGASSIGN_STATUS_TOPIC"),
-        groups_file_or_workers(groups_file),
-    )
+    trigger = membership_trigger(kafka_conn_id, groups, session_timeout, groups_file)
     asset = Asset(ASSET_NAME, watchers=[AssetWatcher(name=f"{ASSET_NAME}_watcher", trigger=trigger)])
     with DAG(
         dag_id=dag_id,
@@ -154,33 +145,62 @@ def make_failover_dag(
         # On from the start: a dead instance's partitions are the promise of this DAG, and the
         # plans pages say so when someone pauses it.
         is_paused_upon_creation=False,
-        params={
-            "groups": Param(
-                [],
-                type="array",
-                items={"type": "string"},
-                title="Groups",
-                description="Groups to check when triggered by hand (events name their own).",
-            )
-        },
+        params=_failover_params(),
         tags=["lagassign", "kafka", "failover"],
         doc_md=__doc__,
     ) as dag:
 
         @task(task_id="failover")
         def failover(**context: Any) -> list[dict]:
-            payloads = groups_of_events(context.get("triggering_asset_events"))
-            names = list(dict.fromkeys([p["group"] for p in payloads] + list(context["params"]["groups"])))
-            run = context["dag_run"]
-            return tasks.failover(
-                names,
-                trigger.settings(),
-                kafka_conn_id,
-                run.dag_id,
-                run.run_id,
-                run.triggering_user_name,
-                payloads,
-            )
+            return fail_over_named_groups(context, trigger.settings(), kafka_conn_id)
 
         failover()
     return dag
+
+
+def membership_trigger(
+    kafka_conn_id: str, groups: str | None, session_timeout: float | None, groups_file: str | None
+) -> MembershipTrigger:
+    """The DAG's trigger, its settings given or else from the environment (``make_failover_dag``)."""
+    timeout_s = session_timeout or float(os.environ.get("LAGASSIGN_SESSION_TIMEOUT") or 30)
+    return MembershipTrigger(
+        kafka_conn_id,
+        groups or os.environ.get("LAGASSIGN_FAILOVER_GROUPS") or None,
+        int(timeout_s * 1000),
+        os.environ.get("LAGASSIGN_PLAN_TOPIC"),
+        os.environ.get("LAGASSIGN_STATUS_TOPIC"),
+        groups_file_or_workers(groups_file),
+    )
+
+
+def _failover_params() -> dict[str, Any]:
+    from airflow.sdk import Param
+
+    return {
+        "groups": Param(
+            [],
+            type="array",
+            items={"type": "string"},
+            title="Groups",
+            description="Groups to check when triggered by hand (events name their own).",
+        )
+    }
+
+
+def fail_over_named_groups(
+    context: Mapping[str, Any], settings: FailoverSettings, kafka_conn_id: str
+) -> list[dict[str, Any]]:
+    """The failover task: every group the triggering events name, then those given by hand,
+    each once, failed over by ``tasks.failover``."""
+    payloads = groups_of_events(context.get("triggering_asset_events"))
+    names = list(dict.fromkeys([p["group"] for p in payloads] + list(context["params"]["groups"])))
+    run = context["dag_run"]
+    return tasks.failover(
+        names,
+        settings,
+        kafka_conn_id,
+        run.dag_id,
+        run.run_id,
+        run.triggering_user_name,
+        payloads,
+    )
