@@ -39,11 +39,11 @@ from lagassign.pipeline.metrics import exposition, plan_runs
 from . import group_overviews, groups_page
 from .group_overviews import store
 from .plans_page import notice_html
-from .templating import html, render
 from .web import (
     FAILOVER_DAG,
     REPLAN_DAG,
     LoginRequired,
+    error_html,
     error_response,
     form_fields,
     require_login,
@@ -74,8 +74,7 @@ def _note(ov: Any, why: str | None) -> str:
         if s is not None
         else None
     )
-    history = groups_page.history_note(settings_from_env().window_s, newest, _now())
-    return str(render("groups/note.html", why=why, history=html(history)))
+    return groups_page.note_html(why, settings_from_env().window_s, newest, _now())
 
 
 def _unavailable(request: Request, why: str | None) -> Response:
@@ -181,7 +180,8 @@ async def group_show(
         return _unavailable(request, why)
     row = next((r for r in ov.groups if r["group"] == group), None)
     if row is None:
-        return HTMLResponse(groups_page.not_found_html(group, ov.cluster), status_code=404)
+        message = f"no group {group!r} on cluster {ov.cluster or 'unknown'} now"
+        return HTMLResponse(error_html(404, message, "../groups"), status_code=404)
     info = await asyncio.to_thread(_group_info, ov, row, _hours(hours))
     note = await asyncio.to_thread(_note, ov, why)
     return HTMLResponse(groups_page.group_html(row, ov, info, _now(), run_notice(dag, run), note))
