@@ -4,8 +4,8 @@ Airflow's plugin loader imports this module in every Airflow process, so it stay
 imports only the FastAPI app (``ui.py``; the audit store and SQLAlchemy load per request).
 The app is mounted by the API server at ``/lagassign``; the nav entries show
 ``/lagassign/plans`` and ``/lagassign/groups`` (``groups_ui.py``) inside the Airflow UI. Every
-route requires Airflow's login (see ``ui.py``); the metrics (``/lagassign-metrics/metrics``)
-also take a scrape token.
+route requires Airflow's login (see ``web.py``); the metrics (``/lagassign-metrics/metrics``)
+also take a scrape token. The pages are rendered from ``templates/`` (``templating.py``).
 The listener (``listener.py``, run by the scheduler) notes on each lagassign DAG run its plan
 and outcome.
 """
