@@ -1,7 +1,10 @@
 """How partitions are dealt to members and counts balanced, shared by several strategies.
 
 * ``loadbook``: the least-loaded member per subscription, and count balancing.
-* ``rounds``: lag's and lag-aware's passes dealt in rounds (with numpy where every topic has
-  one class of subscribers).
-* ``fewer_moves``: sticky's hand-over chains, balancing counts with few moves.
+* ``rounds``: lag's and lag-aware's passes dealt in rounds (where every topic has one class of
+  subscribers).
+* ``fewer_moves``: sticky's search for chains of hand-overs that balance counts with few
+  moves, on ``holdings`` (who holds what, in recency order), ``handovers`` (each hand-over's
+  cost and partitions), ``chains`` (shortest chains between members) and ``kept_bound`` (when
+  no balanced layout could keep more, the search stops).
 """

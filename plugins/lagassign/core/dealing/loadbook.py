@@ -9,7 +9,7 @@ strategies (sticky, cooperative-sticky, fair, lag-aware, lag-optimal).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from ..model import GroupSnapshot, TopicPartition
 
@@ -18,7 +18,8 @@ class LoadBook:
     """Who holds which partitions, kept consistent with counts, lags and the class heaps.
 
     ``by_lag`` makes the least-loaded order (count, lag, tie) instead of (count, tie): ties
-    between equal loads go to the smallest ``tie_key`` (the member id unless given).
+    between equal loads go to the smallest ``tie_key`` (the member id unless given). The book
+    starts empty, or holding ``layout`` (each member's partitions in that order).
     """
 
     def __init__(
@@ -26,6 +27,7 @@ class LoadBook:
         group: GroupSnapshot,
         by_lag: bool = False,
         tie_key: Callable[[str], object] | None = None,
+        layout: Mapping[str, Iterable[TopicPartition]] | None = None,
     ) -> None:
         self.group = group
         self.lags = group.lag
@@ -35,6 +37,13 @@ class LoadBook:
         self.load = dict.fromkeys(group.member_ids, 0)
         self.held: dict[str, dict[TopicPartition, None]] = {mid: {} for mid in group.member_ids}
         self.owner: dict[TopicPartition, str] = {}
+        for mid, tps in (layout or {}).items():
+            mine = self.held[mid]
+            for tp in tps:
+                mine[tp] = None
+                self.owner[tp] = mid
+            self.count[mid] = len(mine)
+            self.load[mid] = sum(map(self.lags.__getitem__, mine))
         class_of: dict[frozenset[str], int] = {}
         self._class: dict[str, int] = {}
         for m in group.members:
@@ -94,7 +103,7 @@ class LoadBook:
 
     def least_loaded(self, topic: str) -> str:
         """The member subscribed to ``topic`` with the smallest load key."""
-        return min(self._head(i) for i in self._topic_classes[topic])[-1]
+        return min(map(self._head, self._topic_classes[topic]))[-1]
 
     def assignment(self) -> dict[str, list[TopicPartition]]:
         return {mid: list(tps) for mid, tps in self.held.items()}

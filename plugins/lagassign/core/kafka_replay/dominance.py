@@ -43,10 +43,7 @@ def dominating(group: GroupSnapshot, ours: Layout, kafka: Layout) -> Layout:
     if fits(ours):
         return ours
     for racks in (True, False):
-        book = LoadBook(group)
-        for mid, tps in kafka.items():
-            for tp in tps:
-                book.add(mid, tp)
+        book = LoadBook(group, layout=kafka)
         fewer_moves(group, book, racks)
         improved = book.assignment()
         if fits(improved):

@@ -32,7 +32,7 @@ partition from C1 (0 + 1 < 4), then the other (1 + 1 < 3), so both go to C0::
 from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
-from .cooperative import cooperative_rounds
+from .cooperative import Layout, cooperative_rounds
 from .racks import sticky_uses_racks
 
 
@@ -88,135 +88,164 @@ class _Moves:
         return min(self.sets[key].items(), key=lambda kv: (_java_hash(kv[0]) & (cap - 1), kv[1]))[0]
 
 
-def kafka_general(
-    group: GroupSnapshot, owned: dict[str, list[TopicPartition]] | None = None
-) -> dict[str, list[TopicPartition]]:
+def kafka_general(group: GroupSnapshot, owned: Layout | None = None) -> Layout:
     """Kafka's general builder on ``group`` (owned partitions from ``owned`` when given)."""
-    use_racks = sticky_uses_racks(group)
-    rack = {m.id: m.rack for m in group.members} if use_racks else {}
-    prack = {tp: group.partitions[tp].racks for tp in group.assignable} if use_racks else {}
-    topics = {m.id: set(m.topics) & set(group.subscribers) for m in group.members}
-    subs = {t: [mid for mid in group.member_ids if t in topics[mid]] for t in group.subscribers}
-    sizes: dict[str, int] = {}
-    for tp in group.assignable:
-        sizes[tp.topic] = sizes.get(tp.topic, 0) + 1
-    total = sum(sizes.values())
+    return _GeneralBuilder(group, owned).build()
 
-    def mismatch(mid: str, tp: TopicPartition) -> bool:
-        return rack.get(mid) is not None and rack[mid] not in prack.get(tp, ())
 
-    assignable = group.assignable_set
-    if owned is None:
-        owned = {m.id: list(m.owned) for m in group.members}
-    cur: dict[str, list[TopicPartition]] = {mid: [] for mid in group.member_ids}
-    owner: dict[TopicPartition, str] = {}
-    revocation = False
-    for mid in group.member_ids:
-        for tp in owned.get(mid, []):
-            if tp not in assignable or tp in owner:
-                continue
-            if tp.topic not in topics[mid] or mismatch(mid, tp):
-                revocation = True
-            else:
-                cur[mid].append(tp)
-                owner[tp] = mid
-    order = sorted(subs, key=lambda t: (len(subs[t]), t))
-    every = [TopicPartition(t, p) for t in order for p in range(sizes[t])]
-    unassigned = [tp for tp in every if tp not in owner]
-    initializing = not owner
+class _GeneralBuilder:
+    """Kafka's ``GeneralAssignmentBuilder`` on one group: ``build`` runs its steps in order."""
 
-    def ranked() -> list[str]:
-        return sorted(cur, key=lambda mid: (len(cur[mid]), mid))
+    def __init__(self, group: GroupSnapshot, owned: Layout | None) -> None:
+        use_racks = sticky_uses_racks(group)
+        self.group = group
+        self.rack = {m.id: m.rack for m in group.members} if use_racks else {}
+        self.prack = {tp: group.partitions[tp].racks for tp in group.assignable} if use_racks else {}
+        self.topics = {m.id: set(m.topics) & set(group.subscribers) for m in group.members}
+        self.subs = {t: [mid for mid in group.member_ids if t in self.topics[mid]] for t in group.subscribers}
+        self.sizes: dict[str, int] = {}
+        for tp in group.assignable:
+            self.sizes[tp.topic] = self.sizes.get(tp.topic, 0) + 1
+        self.total = sum(self.sizes.values())
+        self.owned = {m.id: list(m.owned) for m in group.members} if owned is None else owned
+        self.cur: Layout = {mid: [] for mid in group.member_ids}
+        self.owner: dict[TopicPartition, str] = {}
+        self.moves = _Moves()
 
-    def place(tp: TopicPartition, racks: bool) -> bool:
-        for mid in ranked():
-            if tp.topic in topics[mid] and not (racks and mismatch(mid, tp)):
-                cur[mid].append(tp)
-                owner[tp] = mid
+    def build(self) -> Layout:
+        """Owned partitions kept, the rest placed, then counts balanced if that lowers the spread."""
+        revocation = self._keep_owned()
+        order = sorted(self.subs, key=lambda t: (len(self.subs[t]), t))
+        every = [TopicPartition(t, p) for t in order for p in range(self.sizes[t])]
+        unassigned = [tp for tp in every if tp not in self.owner]
+        initializing = not self.owner
+        self._place_unassigned(unassigned)
+        movable = {t for t in self.subs if len(self.subs[t]) >= 2}
+        fixed = self._set_aside_fixed(movable)
+        before, owner_before = {mid: list(tps) for mid, tps in self.cur.items()}, dict(self.owner)
+        if not revocation:
+            self._perform([tp for tp in unassigned if tp.topic in movable])
+        balanced = self._perform([tp for tp in every if tp.topic in movable])
+        if balanced and not initializing and _spread(self.cur) >= _spread(before):
+            self.cur, self.owner = before, owner_before  # Kafka keeps only a lower spread
+        self.cur.update(fixed)
+        return {mid: sorted(self.cur[mid]) for mid in self.group.member_ids}
+
+    def _mismatch(self, mid: str, tp: TopicPartition) -> bool:
+        """Whether ``mid`` has a rack and ``tp`` has no replica on it."""
+        return self.rack.get(mid) is not None and self.rack[mid] not in self.prack.get(tp, ())
+
+    def _keep_owned(self) -> bool:
+        """Each member keeps the owned partitions it subscribes to (rack-local ones, with racks);
+        return whether some owned partition is revoked."""
+        assignable = self.group.assignable_set
+        revocation = False
+        for mid in self.group.member_ids:
+            for tp in self.owned.get(mid, []):
+                if tp not in assignable or tp in self.owner:
+                    continue
+                if tp.topic not in self.topics[mid] or self._mismatch(mid, tp):
+                    revocation = True
+                else:
+                    self.cur[mid].append(tp)
+                    self.owner[tp] = mid
+        return revocation
+
+    def _place_unassigned(self, unassigned: list[TopicPartition]) -> None:
+        """Each free partition to the emptiest subscribed member, a rack-local one first."""
+        left = [tp for tp in unassigned if not self._place(tp, True)] if self.rack else unassigned
+        for tp in left:
+            if self.subs[tp.topic] and tp not in self.owner:
+                self._place(tp, False)
+
+    def _place(self, tp: TopicPartition, racks: bool) -> bool:
+        for mid in self._ranked():
+            if tp.topic in self.topics[mid] and not (racks and self._mismatch(mid, tp)):
+                self.cur[mid].append(tp)
+                self.owner[tp] = mid
                 return True
         return False
 
-    left = [tp for tp in unassigned if not (rack and place(tp, True))] if rack else unassigned
-    for tp in left:
-        if subs[tp.topic] and tp not in owner:
-            place(tp, False)
+    def _set_aside_fixed(self, movable: set[str]) -> Layout:
+        """Members that hold every partition they could and none that could move take no part
+        in balancing: taken out of ``cur`` and returned."""
+        fixed = {}
+        for mid in self.group.member_ids:
+            most = sum(self.sizes[t] for t in self.topics[mid])
+            if len(self.cur[mid]) >= most and not any(tp.topic in movable for tp in self.cur[mid]):
+                fixed[mid] = self.cur.pop(mid)
+        return fixed
 
-    movable = {t for t in subs if len(subs[t]) >= 2}
-    every = [tp for tp in every if tp.topic in movable]
-    unassigned = [tp for tp in unassigned if tp.topic in movable]
-    fixed = {}
-    for mid in group.member_ids:
-        most = sum(sizes[t] for t in topics[mid])
-        if len(cur[mid]) >= most and not any(tp.topic in movable for tp in cur[mid]):
-            fixed[mid] = cur.pop(mid)
-    before = {mid: list(tps) for mid, tps in cur.items()}
-    owner_before = dict(owner)
-    moves = _Moves()
+    def _ranked(self) -> list[str]:
+        """Members by partition count, then id."""
+        return sorted(self.cur, key=lambda mid: (len(self.cur[mid]), mid))
 
-    def balanced() -> bool:
+    def _balanced(self) -> bool:
+        """Kafka's balance check: counts within one, or no member could take a partition of one
+        with two more (members holding all they could are skipped)."""
+        cur, sizes = self.cur, self.sizes
         counts = sorted(len(v) for v in cur.values())
         if not counts or counts[0] >= counts[-1] - 1:
             return True
-        for mid in ranked():
+        for mid in self._ranked():
             n = len(cur[mid])
-            if n == (total if len(topics[mid]) == len(sizes) else sum(sizes[t] for t in topics[mid])):
+            topics = self.topics[mid]
+            if n == (self.total if len(topics) == len(sizes) else sum(sizes[t] for t in topics)):
                 continue
             mine = set(cur[mid])
-            for t in topics[mid]:
+            for t in topics:
                 for p in range(sizes[t]):
                     tp = TopicPartition(t, p)
-                    if tp not in mine and n + 1 < len(cur[owner[tp]]):
+                    if tp not in mine and n + 1 < len(cur[self.owner[tp]]):
                         return False
         return True
 
-    def reassign(tp: TopicPartition, new: str) -> None:
-        tp = moves.actual(tp, owner[tp], new)
-        old = owner[tp]
-        moves.move(tp, old, new)
-        cur[old].remove(tp)
-        cur[new].append(tp)
-        owner[tp] = new
-
-    def emptiest(tp: TopicPartition) -> str:
-        return next(mid for mid in ranked() if tp.topic in topics[mid])
-
-    def perform(partitions: list[TopicPartition]) -> bool:
+    def _perform(self, partitions: list[TopicPartition]) -> bool:
+        """Kafka's ``performReassignments``: walk the partitions until balanced, handing each
+        to the emptiest subscriber where some subscriber (a rack-local one first, if it is
+        rack-local) has two fewer; return whether any moved."""
         done = False
         modified = True
         while modified:
             modified = False
             for tp in partitions:
-                if balanced():
+                if self._balanced():
                     break
-                mid = owner[tp]
-                n = len(cur[mid])
-                others = [o for o in subs[tp.topic] if o in cur]
-                if rack.get(mid) is not None and rack[mid] in prack[tp]:
-                    local = [o for o in others if rack.get(o) is not None and rack[o] in prack[tp]]
-                    if any(n > len(cur[o]) + 1 for o in local):
-                        reassign(tp, emptiest(tp))
-                        done = modified = True
-                        continue
-                if any(n > len(cur[o]) + 1 for o in others):
-                    reassign(tp, emptiest(tp))
+                if self._should_move(tp):
+                    self._reassign(tp, self._emptiest(tp))
                     done = modified = True
         return done
 
-    if not revocation:
-        perform(unassigned)
-    if perform(every) and not initializing and _spread(cur) >= _spread(before):
-        cur, owner = before, owner_before
-    cur.update(fixed)
-    return {mid: sorted(cur[mid]) for mid in group.member_ids}
+    def _should_move(self, tp: TopicPartition) -> bool:
+        n = len(self.cur[self.owner[tp]])
+        others = [o for o in self.subs[tp.topic] if o in self.cur]
+        mid = self.owner[tp]
+        if self.rack.get(mid) is not None and self.rack[mid] in self.prack[tp]:
+            local = [o for o in others if self.rack.get(o) is not None and self.rack[o] in self.prack[tp]]
+            if any(n > len(self.cur[o]) + 1 for o in local):
+                return True
+        return any(n > len(self.cur[o]) + 1 for o in others)
+
+    def _emptiest(self, tp: TopicPartition) -> str:
+        return next(mid for mid in self._ranked() if tp.topic in self.topics[mid])
+
+    def _reassign(self, tp: TopicPartition, new: str) -> None:
+        """Move ``tp`` to ``new``, or the partition that undoes an earlier move (``_Moves``)."""
+        tp = self.moves.actual(tp, self.owner[tp], new)
+        old = self.owner[tp]
+        self.moves.move(tp, old, new)
+        self.cur[old].remove(tp)
+        self.cur[new].append(tp)
+        self.owner[tp] = new
 
 
-def _spread(cur: dict[str, list[TopicPartition]]) -> int:
+def _spread(cur: Layout) -> int:
     """Kafka's balance score: the sum over member pairs of their count difference."""
     counts = [len(v) for v in cur.values()]
     return sum(abs(a - b) for i, a in enumerate(counts) for b in counts[i + 1 :])
 
 
-def kafka_general_cooperative(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+def kafka_general_cooperative(group: GroupSnapshot) -> Layout:
     """Kafka's ``CooperativeStickyAssignor`` after its follow-up rebalances: each round keeps
     the general builder's result minus the partitions changing owner, until nothing changes."""
     return cooperative_rounds(group, kafka_general)

@@ -95,11 +95,11 @@ def kafka_general_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartiti
     newly given partitions given away first, rack-foreign before rack-local."""
     rack = {m.id: m.rack for m in group.members}
     racks = {tp: group.partitions[tp].racks for tp in group.assignable}
-    book = LoadBook(group)
-    for m in group.members:
-        for tp in m.owned:
-            if tp in racks and tp.topic in m.topics and rack[m.id] in racks[tp]:
-                book.add(m.id, tp)
+    kept = {
+        m.id: [tp for tp in m.owned if tp in racks and tp.topic in m.topics and rack[m.id] in racks[tp]]
+        for m in group.members
+    }
+    book = LoadBook(group, layout=kept)
     free = [tp for tp in group.assignable if tp not in book.owner]
     subs = group.subscribers
     free.sort(key=lambda tp: (len(subs[tp.topic]), tp))

@@ -121,10 +121,7 @@ def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
             layout = kafka_general_rack_seed(group)
         if not (racks or (group.owner and not group.identical_subscriptions)):
             return layout
-        book = LoadBook(group)  # pass 4 starts from there, held in the same order
-        for mid, tps in layout.items():
-            for tp in tps:
-                book.add(mid, tp)
+        book = LoadBook(group, layout=layout)  # pass 4 starts from there
         fewer_moves(group, book, racks)
         return book.assignment()
 
@@ -132,10 +129,7 @@ def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_book(group: GroupSnapshot) -> LoadBook:
-    book = LoadBook(group)
-    for mid, tps in kept_owned(group).items():
-        for tp in tps:
-            book.add(mid, tp)
+    book = LoadBook(group, layout=kept_owned(group))
     free = [tp for tp in group.assignable if tp not in book.owner]
     free.sort(key=lambda tp: (len(group.subscribers[tp.topic]), tp))
     for tp in free:
