@@ -66,6 +66,16 @@ class Frame:
         return lambda t: self.left + self.plot_w * (t - start).total_seconds() / span
 
 
+@dataclass(frozen=True)
+class Series:
+    """One series of a time chart: the record field it draws, its colour, name and dash."""
+
+    key: str
+    colour: str
+    name: str
+    dash: str = ""
+
+
 def svg_open(kind: str, frame: Frame, label: str, title: str) -> str:
     """The ``<svg>`` start tag of a chart of class ``kind`` and its title."""
     w, h = frame.width, frame.height

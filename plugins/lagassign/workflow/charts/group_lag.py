@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from ...core.outcome import Outcome
 from ..formats import esc
 from .colours import STATUS_CLASS, STATUS_COLOUR
-from .frame import Frame, axis_margin, svg_open, time_axis, value_axis, value_scale
+from .frame import Frame, Series, axis_margin, svg_open, time_axis, value_axis, value_scale
 
 
 class Event(Protocol):
@@ -30,14 +30,14 @@ class Event(Protocol):
 
 #: The status band's height under the plot, in pixels.
 _BAND = 10
-#: (record field, colour, dash, name) of each lag line.
+#: The lag lines.
 _LINES = (
-    ("total_lag", "#0969da", "", "total lag"),
-    ("max_lag", "#8250df", ' stroke-dasharray="5 3"', "largest partition"),
+    Series("total_lag", "#0969da", "total lag"),
+    Series("max_lag", "#8250df", "largest partition", ' stroke-dasharray="5 3"'),
 )
 #: (colour, dash, name) of each line the legend explains.
 _LEGEND = (
-    *((colour, dash, name) for _, colour, dash, name in _LINES),
+    *((line.colour, line.dash, line.name) for line in _LINES),
     ("#1a7f37", "", "plan published"),
     ("#6e7781", ' stroke-dasharray="2 3"', "plan, nothing published"),
     ("#cf222e", ' stroke-dasharray="6 3"', "failover"),
@@ -69,8 +69,8 @@ def lag_history_svg(
     out = [svg_open("chart lagchart", frame, "lag over time", title), *value_axis(frame, "lag (messages)")]
     out += time_axis(frame, start, end, frame.bottom + _BAND + 16)
     out += _status_band(frame, x, points, end)
-    for key, colour, dash, name in _LINES:
-        out += _lag_line(frame, x, points, key, colour, dash, name)
+    for line in _LINES:
+        out += _lag_line(frame, x, points, line)
     out += _events(frame, x, marks)
     out += _legend(frame, frame.bottom + _BAND + 36)
     out.append("</svg>")
@@ -97,16 +97,11 @@ def _status_band(
 
 
 def _lag_line(
-    frame: Frame,
-    x: Callable[[datetime], float],
-    points: list[Mapping[str, Any]],
-    key: str,
-    colour: str,
-    dash: str,
-    name: str,
+    frame: Frame, x: Callable[[datetime], float], points: list[Mapping[str, Any]], line: Series
 ) -> list[str]:
     """One lag series as lines, broken where the records have a gap over 15 minutes (a lone
     point as a dot)."""
+    key, colour = line.key, line.colour
     segments: list[list[str]] = [[]]
     prev: datetime | None = None
     for r in points:
@@ -123,8 +118,8 @@ def _lag_line(
             out.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" fill="{colour}"/>')
         elif seg:
             out.append(
-                f'<polyline data-series="{key}" fill="none" stroke="{colour}" stroke-width="2"{dash} '
-                f'points="{" ".join(seg)}"><title>{name}</title></polyline>'
+                f'<polyline data-series="{key}" fill="none" stroke="{colour}" stroke-width="2"{line.dash} '
+                f'points="{" ".join(seg)}"><title>{line.name}</title></polyline>'
             )
     return out
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..formats import esc, lag_text, utc_text
 from .colours import colour_of
-from .frame import Frame, axis_margin, svg_open, time_axis, value_axis, value_scale
+from .frame import Frame, Series, axis_margin, svg_open, time_axis, value_axis, value_scale
 
 
 def history_chart_svg(rows: list[dict[str, Any]]) -> str:
@@ -33,11 +33,11 @@ def history_chart_svg(rows: list[dict[str, Any]]) -> str:
     out += value_axis(frame, "max lag (messages)")
     out += time_axis(frame, start, end, frame.bottom + 16)
     x = frame.time_x(start, end)
-    for key, colour, label in (
-        ("current_max_lag", colour_of("current"), "now (current)"),
-        ("plan_max_lag", colour_of("lag-optimal"), "under the plan"),
+    for series in (
+        Series("current_max_lag", colour_of("current"), "now (current)"),
+        Series("plan_max_lag", colour_of("lag-optimal"), "under the plan"),
     ):
-        out += _plan_points(frame, x, [r for r in points if r.get(key) is not None], key, colour, label)
+        out += _plan_points(frame, x, [r for r in points if r.get(series.key) is not None], series)
     ly = frame.bottom + 38
     out.append(
         f'<rect x="{frame.left}" y="{ly}" width="12" height="3" fill="{colour_of("current")}"/>'
@@ -60,15 +60,11 @@ def _at_least_ten_minutes(first: datetime, last: datetime) -> tuple[datetime, da
 
 
 def _plan_points(
-    frame: Frame,
-    x: Callable[[datetime], float],
-    rows: list[dict[str, Any]],
-    key: str,
-    colour: str,
-    label: str,
+    frame: Frame, x: Callable[[datetime], float], rows: list[dict[str, Any]], series: Series
 ) -> list[str]:
     """One series of the history: a line through its plans and a point per plan with its
     tooltip, filled when the plan was published."""
+    key, colour = series.key, series.colour
     out = []
     if rows:
         path = " ".join(f"{x(r['created_at']):.1f},{frame.y(int(r[key])):.1f}" for r in rows)
@@ -80,6 +76,6 @@ def _plan_points(
         out.append(
             f'<circle cx="{x(r["created_at"]):.1f}" cy="{frame.y(int(r[key])):.1f}" r="4" fill="{filled}" '
             f'stroke="{colour}"><title>plan {esc(r["plan_id"])} ({esc(utc_text(r["created_at"]))} UTC): '
-            f"{esc(label)} {esc(lag_text(r[key]))}</title></circle>"
+            f"{esc(series.name)} {esc(lag_text(r[key]))}</title></circle>"
         )
     return out
