@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -85,8 +86,6 @@ def register(subparsers: Any) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    import os
-
     window = args.window
     if window is None:
         text = os.environ.get("LAGASSIGN_HEALTH_WINDOW")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import signal
 import sys
+import threading
 from typing import Any
 
 from ..core.clock import now_text
@@ -124,9 +126,6 @@ def _add_watch_command(subparsers: Any) -> None:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    import signal
-    import threading
-
     from ..pipeline.watch import Watcher
     from ..store import AuditStore
 

@@ -1,10 +1,9 @@
-"""A class-data archive of the Spark driver JVM, so each evaluation starts about 2 s sooner.
+"""A class-data archive of the Spark driver JVM, so each evaluation starts sooner.
 
-A Spark driver JVM loads thousands of classes from Spark's 277 jars, before the job's Python
-starts and again while the context starts: on the 2-core machine 2.2-2.5 s and 2.2-2.5 s of
-every run. Java's application class-data sharing (AppCDS, JDK 13+) records the loaded classes
-once in an archive file; a JVM started with it maps them instead of loading them (1.4-1.5 s
-and 1.4-1.8 s; a 200-group run 9.1-10.0 s -> 6.9-7.8 s wall, driver JVM CPU 4.5 -> 2.5 s).
+A Spark driver JVM loads thousands of classes from Spark's jars, before the job's Python starts
+and again while the context starts, in every run. Java's application class-data sharing
+(AppCDS, JDK 13+) records the loaded classes once in an archive file; a JVM started with it
+maps them instead of loading them, which takes a large part off both phases.
 
 * ``build_archive`` records it: one real run of the evaluation job on a tiny synthetic
   snapshot, its driver JVM started with ``-XX:ArchiveClassesAtExit``, written under a temporary
@@ -20,6 +19,7 @@ and 1.4-1.8 s; a 200-group run 9.1-10.0 s -> 6.9-7.8 s wall, driver JVM CPU 4.5 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -37,8 +37,6 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
 def _jars() -> Path:
-    import importlib.util
-
     spec = importlib.util.find_spec("pyspark")
     if spec is None or spec.origin is None:
         raise EvaluationError("pyspark is not installed (pip install -e '.[pipeline]')")

@@ -1,10 +1,9 @@
 """The job's SPARK_HOME: pyspark's own, without the zips that make every Python compile pyspark.
 
-pip's pyspark is its own Spark home, and Spark puts ``SPARK_HOME/python/lib/pyspark.zip`` (3.7
-MB of source) and py4j's zip first on the Python path of the driver and of every Python worker
-daemon. Nothing caches bytecode inside a zip, so each of those processes compiles pyspark at its
-start: ``from pyspark import SparkContext`` takes 0.45 s of CPU from the zip and 0.1 s from
-site-packages, the daemon's imports 0.5 s against 0.1 s (2-core machine), both on the run's
+pip's pyspark is its own Spark home, and Spark puts ``SPARK_HOME/python/lib/pyspark.zip`` (all
+of pyspark's source) and py4j's zip first on the Python path of the driver and of every Python
+worker daemon. Nothing caches bytecode inside a zip, so each of those processes compiles
+pyspark at its start, several times slower than importing it from site-packages, on the run's
 critical path.
 
 ``job_spark_home`` is a folder beside the library zip (``var/spark-home``) with pyspark's

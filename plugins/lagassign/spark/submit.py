@@ -86,9 +86,9 @@ def build_pyfiles(dest: str | Path | None = None, force: bool = False) -> Path:
 
     Each module is there as source and as bytecode (``x.pyc`` beside ``x.py``, compiled by this
     Python, checked against the source's hash): Python caches no bytecode for a zip, so each
-    process that imports the library from it (the driver and every worker) compiled it again,
-    0.1-0.2 s of each one's start. A Python of another version skips bytecode that is not its
-    own and compiles the source, as before.
+    process that imports the library from it (the driver and every worker) would compile it
+    again at its start. A Python of another version skips bytecode that is not its own and
+    compiles the source.
 
     The zip's comment is a fingerprint of the sources (names, sizes, mtimes) and of this
     Python's bytecode version: an up-to-date zip is left alone, so calling this at every DAG
@@ -152,7 +152,7 @@ def spark_env(master: str | None = None) -> dict[str, str]:
         "PYSPARK_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
         "PYSPARK_DRIVER_PYTHON": os.environ.get("LAGASSIGN_PYSPARK_PYTHON") or sys.executable,
         # spark-submit first runs a small JVM (``launcher.Main``) that only prints the driver's
-        # command: with the job's JVM options it takes 0.17 s instead of 0.27 s
+        # command: the job's JVM options (client compiler, serial collector) start it sooner
         "SPARK_LAUNCHER_OPTS": os.environ.get("SPARK_LAUNCHER_OPTS") or JVM_OPTIONS,
     }
     if _is_local(master):
@@ -168,16 +168,14 @@ def log_config() -> Path | None:
 
 
 #: The JVMs only start the context and schedule tasks (the work is in the Python workers): the
-#: client compiler alone and the serial collector halve their CPU (at 1,000 groups 7.6 -> 3.6 s)
-#: and the start phase (3.1 -> 1.8 s); with no hot loop left in the JVM, nothing is lost.
+#: client compiler alone and the serial collector about halve their CPU and the start phase;
+#: with no hot loop left in the JVM, nothing is lost.
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 DRIVER_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 
 #: The JVM talks to its Python workers (and to the driver's Python) over Unix sockets instead
-#: of TCP on the loopback (Spark 4.1+; the workers are always on the executor's machine). Over
-#: TCP every task paid about 40 ms more, each way's delayed acknowledgement: 200 trivial tasks
-#: in ``local[2]`` took 50 ms per task and core, 10 ms with Unix sockets; the job's 33 tasks
-#: for 10,000 groups lost about 0.06 s between any two of them.
+#: of TCP on the loopback (Spark 4.1+; the workers are always on the executor's machine): over
+#: TCP every task waits on each way's delayed acknowledgement.
 UNIX_SOCKETS_KEY = "spark.python.unix.domain.socket.enabled"
 
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..core.clock import now_text
 from ..core.errors import LagassignError
 from ..core.results import GroupEvaluation, StrategyResult
@@ -265,7 +267,7 @@ def write_evaluations(
     table = evaluation_table(evaluations)
     (out / EVALUATIONS).mkdir()
     pq.write_table(table, out / EVALUATIONS / "part-00000.parquet")
-    # the strategies in the order of their first row (without pyarrow.compute: 0.1 s to import)
+    # the strategies in the order of their first row (without pyarrow.compute, slow to import)
     names = list(dict.fromkeys(r.strategy for ev in evaluations for r in ev.results))
     failures = [{"group": ev.group, "error": ev.error} for ev in evaluations if ev.error is not None]
     rows = table.num_rows
@@ -281,8 +283,8 @@ _MAX_STRING_BYTES = 2**31 - 1
 def _column_array(values: list[Any], kind: str) -> Any:
     """One column of ``FIELDS`` (``kind`` its Arrow type name) as a pyarrow array, made from
     buffers (``_text_array``, ``_number_array``). ``pa.array`` would give the same array, but its
-    first call in a process imports pandas (to ask whether the values are a pandas object):
-    0.3-0.6 s of CPU in every in-process run and in every Spark worker, for nothing."""
+    first call in a process imports pandas (to ask whether the values are a pandas object),
+    in every in-process run and in every Spark worker, for nothing."""
     if kind == "string":
         return _text_array(values)
     return _number_array(values, kind)
@@ -290,7 +292,6 @@ def _column_array(values: list[Any], kind: str) -> Any:
 
 def _validity(values: list[Any], nulls: int) -> Any:
     """The validity bitmap of ``values`` (None is null), or None when nothing is null."""
-    import numpy as np
     import pyarrow as pa
 
     if not nulls:
@@ -303,7 +304,6 @@ def _number_array(values: list[Any], kind: str) -> Any:
     """A pyarrow array of Arrow type ``kind`` (int32, int64, float64 or bool) from Python
     values and None (null); numpy's type of the same name holds the values. A value out of
     the type's range raises, as ``pa.array`` would."""
-    import numpy as np
     import pyarrow as pa
 
     nulls = values.count(None)
@@ -320,7 +320,6 @@ def _text_array(values: list[str | None]) -> Any:
     """A pyarrow string array of texts (and nulls), made from one buffer of them all:
     ``pa.array`` checks and copies each text on its own (results' JSON, 30 KB a group, is
     ASCII: the encoder escapes everything else; names may be any UTF-8)."""
-    import numpy as np
     import pyarrow as pa
 
     texts = [v for v in values if v is not None]
