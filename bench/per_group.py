@@ -74,7 +74,11 @@ def measure_pipeline(snapshot: str, out: str, clock_name: str = "cpu") -> dict[s
     parquet files, evaluate every group with every strategy, write the evaluations), and a
     digest of what it wrote (each group's assignment and score columns, in group order)."""
     import pyarrow.parquet as pq
-    from lagassign.evaluation import EvaluationParams, run_local
+
+    try:
+        from lagassign.evaluation import EvaluationParams, run_local
+    except ImportError:  # a baseline from before the evaluation layer moved below Spark
+        from lagassign.pipeline.evaluation import EvaluationParams, run_local  # type: ignore[no-redef]
 
     clock = CLOCKS[clock_name]
     t = clock()
