@@ -1,13 +1,15 @@
 """Who holds what during sticky's chain search (``fewer_moves``), cheap to change and to check.
 
-The search's choices read two orders, so both are kept by one named, deterministic rule, the
-recency rule (``Holdings.touch``):
+The search's choices read two orders, and later choices depend on earlier ones through them,
+so an innocent change to either changes sticky's layouts. Both follow one named, deterministic
+rule, the recency rule (``Holdings.touch``):
 
 * a member's partitions are in the order they were last touched: the order they came in,
   then a partition it received goes last, and so does a partition of a chain that was tried
-  and refused (the chain's last step first). Among hand-overs of equal cost the search gives
-  the most recently touched partition of a topic, or the least recently touched one that
-  returns to its previous owner (``handovers``);
+  and refused (the chain's last step first). Among partitions of a topic whose hand-over
+  costs the same, the search gives (``handovers``) without racks the most recently touched
+  one, or the least recently touched one if it returns to its previous owner; with racks the
+  least recently touched one;
 * a member's topics are in the order they were first offered to it: a topic enters a
   member's counts when a chain tried gives it one of the topic's partitions, and stays (with
   count zero) when the chain is refused or the partition leaves. Breaches of the balance

@@ -32,22 +32,8 @@ from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
 from .cooperative import Layout, cooperative_rounds
+from .java_hash import hashmap_order
 from .racks import sticky_uses_racks
-
-
-def _hashmap_order(ids: list[str]) -> list[str]:
-    """Member ids in the order a Java ``HashMap`` of them iterates (bucket, then insertion)."""
-    cap = 16
-    while len(ids) > cap * 3 // 4:
-        cap *= 2
-
-    def bucket(s: str) -> int:
-        h = 0
-        for ch in s:
-            h = (31 * h + ord(ch)) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (cap - 1)
-
-    return sorted(ids, key=bucket)
 
 
 def kafka_constrained(group: GroupSnapshot, owned: Layout | None = None) -> Layout:
@@ -67,7 +53,7 @@ class _ConstrainedBuilder:
         self.rack = {m.id: m.rack for m in group.members if m.rack} if use_racks else {}
         self.prack = {tp: group.partitions[tp].racks for tp in group.assignable} if use_racks else {}
         self.owned = {m.id: list(m.owned) for m in group.members} if owned is None else owned
-        self.members = _hashmap_order(group.member_ids)
+        self.members = hashmap_order(group.member_ids)
         self.min_q, self.over_expected = divmod(len(group.assignable), len(self.members))
         self.max_q = self.min_q + (1 if self.over_expected else 0)
         self.over = 0

@@ -33,16 +33,8 @@ from __future__ import annotations
 
 from ..model import GroupSnapshot, TopicPartition
 from .cooperative import Layout, cooperative_rounds
+from .java_hash import partition_hash, spread
 from .racks import sticky_uses_racks
-
-
-def _java_hash(tp: TopicPartition) -> int:
-    """Java's ``TopicPartition.hashCode`` spread as ``HashMap`` spreads it (bucket order)."""
-    h = 0
-    for ch in tp.topic:
-        h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    h = (31 * (31 + tp.partition) + h) & 0xFFFFFFFF
-    return h ^ (h >> 16)
 
 
 class _Moves:
@@ -85,7 +77,9 @@ class _Moves:
         if key not in self.sets:
             return tp
         cap = self.caps[key]
-        return min(self.sets[key].items(), key=lambda kv: (_java_hash(kv[0]) & (cap - 1), kv[1]))[0]
+        return min(self.sets[key].items(), key=lambda kv: (spread(partition_hash(kv[0])) & (cap - 1), kv[1]))[
+            0
+        ]
 
 
 def kafka_general(group: GroupSnapshot, owned: Layout | None = None) -> Layout:
@@ -126,7 +120,7 @@ class _GeneralBuilder:
         if not revocation:
             self._perform([tp for tp in unassigned if tp.topic in movable])
         balanced = self._perform([tp for tp in every if tp.topic in movable])
-        if balanced and not initializing and _spread(self.cur) >= _spread(before):
+        if balanced and not initializing and _balance_score(self.cur) >= _balance_score(before):
             self.cur, self.owner = before, owner_before  # Kafka keeps only a lower spread
         self.cur.update(fixed)
         return {mid: sorted(self.cur[mid]) for mid in self.group.member_ids}
@@ -239,7 +233,7 @@ class _GeneralBuilder:
         self.owner[tp] = new
 
 
-def _spread(cur: Layout) -> int:
+def _balance_score(cur: Layout) -> int:
     """Kafka's balance score: the sum over member pairs of their count difference."""
     counts = [len(v) for v in cur.values()]
     return sum(abs(a - b) for i, a in enumerate(counts) for b in counts[i + 1 :])

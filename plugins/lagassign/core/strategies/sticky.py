@@ -95,6 +95,7 @@ def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[str, list[TopicPartition]]:
+    """Our layout, or with racks the one that matches or beats Kafka's (pass 5)."""
     ours = _sticky_ours(group)
     if not sticky_uses_racks(group):
         return ours
@@ -129,6 +130,8 @@ def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 
 def _sticky_book(group: GroupSnapshot) -> LoadBook:
+    """Passes 1-3: owned partitions kept, the rest to the least loaded (most constrained
+    first), then counts balanced giving away newly given partitions first."""
     book = LoadBook(group, layout=kept_owned(group))
     free = [tp for tp in group.assignable if tp not in book.owner]
     free.sort(key=lambda tp: (len(group.subscribers[tp.topic]), tp))
