@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..kafka.errors import reason
-from ..pipeline.health import build_overview, observe, stored_overview
+from ..pipeline.overview import build_overview, observe, stored_overview
 
 log = logging.getLogger("lagassign.workflow.groups_ui")
 

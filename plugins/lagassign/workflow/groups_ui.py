@@ -33,8 +33,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from lagassign.core.clock import utc_now
 from lagassign.core.outcome import outcome_of
-from lagassign.pipeline.health import sort_rows
 from lagassign.pipeline.metrics import exposition, plan_runs
+from lagassign.pipeline.overview import sort_rows
 
 from . import group_overviews, groups_page
 from .group_overviews import store

@@ -26,7 +26,8 @@ from datetime import timedelta
 from typing import Any
 
 from ..core.errors import LagassignError
-from ..pipeline.health import DEFAULT_WINDOW_S, HealthSettings, health_step
+from ..pipeline.health import health_step
+from ..pipeline.overview import DEFAULT_WINDOW_S, HealthSettings
 from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, open_store
 from .notifiers import notifiers_from_env, sender
 

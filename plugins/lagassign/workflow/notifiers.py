@@ -3,7 +3,7 @@
 Any notifier works: a provider's (``SlackNotifier``, ``SmtpNotifier``, ``SlackWebhookNotifier``
 …), or ``WebhookNotifier`` below (a JSON POST, what Slack, Mattermost and Teams incoming
 webhooks and most on-call tools accept). The health job calls each notifier once per alert
-with the task's context plus ``alert`` (``pipeline.health.Alert.payload``: kind, cluster,
+with the task's context plus ``alert`` (``pipeline.alerts.Alert.payload``: kind, cluster,
 group, title, text, status, previous, plan_id, at), so templated fields can say, e.g.,
 ``text="{{ alert.title }}: {{ alert.text }}"``.
 
@@ -25,7 +25,7 @@ from typing import Any
 from airflow.sdk import BaseNotifier
 
 from ..core.errors import LagassignError
-from ..pipeline.health import Alert
+from ..pipeline.alerts import Alert
 
 
 class WebhookNotifier(BaseNotifier):
@@ -91,7 +91,7 @@ def notifiers_from_env(env: Mapping[str, str] | None = None) -> list[Any]:
 def sender(
     notifiers: Sequence[Any], context: Mapping[str, Any] | None = None
 ) -> Callable[[Alert], None] | None:
-    """A ``pipeline.health.Send`` that hands each alert to every notifier (a fresh copy each
+    """A ``pipeline.alerts.Send`` that hands each alert to every notifier (a fresh copy each
     time: a notifier renders its templates in place); None without notifiers. When some fail,
     it raises after trying all of them, naming them."""
     if not notifiers:
