@@ -6,7 +6,7 @@ rest subscribe() groups of three members; P partitions each) and an audit store 
 temporary folder) holding the health job's window for them (an observation a minute for the
 window and a half) and a plan of each group. Then times, each the median of ``--repeat`` runs:
 
-* ``judge``: ``pipeline.health.build_overview`` (the window read from the store, every group
+* ``judge``: ``pipeline.overview.build_overview`` (the window read from the store, every group
   judged by ``core.health``, last plans and their outcomes), what a page does after a read;
 * ``record``: ``pipeline.health.record``, the health job's writes of one run (every group
   partition's observation, pruned to the window, and every group's status);
@@ -43,7 +43,8 @@ from lagassign.core.liveness import InstanceStatus, Liveness  # noqa: E402
 from lagassign.core.model import TopicPartition  # noqa: E402
 from lagassign.core.plans import Plan  # noqa: E402
 from lagassign.kafka.overview import ClusterView  # noqa: E402
-from lagassign.pipeline.health import HealthSettings, build_overview, record, sort_rows  # noqa: E402
+from lagassign.pipeline.health import record  # noqa: E402
+from lagassign.pipeline.overview import HealthSettings, build_overview, sort_rows  # noqa: E402
 from lagassign.store import AuditStore  # noqa: E402
 from lagassign.tables.snapshot import Snapshot  # noqa: E402
 
