@@ -53,6 +53,7 @@ behind all the data librdkafka has prefetched, so a switch would wait for a back
 longer this instance's to process.
 """
 
-from .consumer import GroupMembersError, PlanConsumer
+from .consumer import PlanConsumer
+from .kafka_rules import GroupMembersError
 
 __all__ = ["GroupMembersError", "PlanConsumer"]
