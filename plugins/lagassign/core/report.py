@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .catchup import duration_text
+from .strategies import kafka_choice
 
 
 def _fmt_int(value: int) -> str:
@@ -32,67 +33,79 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
     "vs bound" is max lag over the bound for count-balanced plans (a plan that breaks the
     count guarantee can be below 1); "optimal" says no plan under the rules it keeps does better.
     """
-    group = evaluation["group"]
-    bound = evaluation["lower_bound_max_lag"]
     measured = [r["metrics"] for r in evaluation["results"] if "metrics" in r]
+    timed = any("max_catch_up_s" in m for m in measured)
+    head, bound = _heading(evaluation, measured, timed)
+    columns = _COLUMNS if not timed else (*_COLUMNS[:4], "catch-up", *_COLUMNS[4:])
+    kafka = kafka_choice(evaluation.get("group_type"), evaluation.get("assignor"))
+    rows = [_row(r, bound, timed, evaluation["best"], kafka) for r in evaluation["results"]]
+    return "\n".join([head, "", *_aligned(columns, rows)])
+
+
+_COLUMNS = (
+    "strategy",
+    "max lag",
+    "vs bound",
+    "optimal",
+    "imbalance",
+    "lag spread",
+    "count spread",
+    "moves",
+    "",
+)
+
+
+def _heading(evaluation: dict[str, Any], measured: list[dict[str, Any]], timed: bool) -> tuple[str, int]:
+    """The table's first line (the group, its bounds, its earliest catch-up when planned in
+    time), and the bound "vs bound" divides by: the one for count-balanced plans."""
+    bound = evaluation["lower_bound_max_lag"]
     balanced = max((m.get("balanced_lower_bound_max_lag", bound) for m in measured), default=bound)
+    group, members, partitions = evaluation["group"], evaluation["members"], evaluation["partitions"]
     head = (
-        f"group {group}: {evaluation['members']} members, {evaluation['partitions']} partitions, "
+        f"group {group}: {members} members, {partitions} partitions, "
         f"lower bound on max member lag {_fmt_int(bound)}, {_fmt_int(balanced)} for count-balanced plans"
     )
-    bound = balanced
-    timed = any("max_catch_up_s" in m for m in measured)
     if timed:
         floor = max((m.get("lower_bound_catch_up_s") or 0 for m in measured), default=0)
         head += f"; catch-up no sooner than {duration_text(floor)}"
-    cols = (
-        "strategy",
-        "max lag",
-        "vs bound",
-        "optimal",
-        *(("catch-up",) if timed else ()),
-        "imbalance",
-        "lag spread",
-        "count spread",
-        "moves",
-        "",
-    )
-    from .strategies import kafka_choice
+    return head, balanced
 
-    kafka = kafka_choice(evaluation.get("group_type"), evaluation.get("assignor"))
-    rows: list[tuple[Any, ...]] = []
-    for r in evaluation["results"]:
-        if "refused" in r:
-            rows.append((r["strategy"], "refused: " + r["refused"]))
-            continue
-        m = r["metrics"]
-        ratio = f"{m['max_lag'] / bound:.3f}" if bound else "-"
-        rows.append(
-            (
-                r["strategy"],
-                _fmt_int(m["max_lag"]),
-                ratio,
-                "yes" if m.get("optimal") else "",
-                *((duration_text(m.get("max_catch_up_s")),) if timed else ()),
-                f"{m['imbalance']:.4f}",
-                _fmt_int(m["lag_spread"]),
-                str(m["count_spread"]),
-                str(m["moves"]),
-                _notes(r, evaluation["best"], kafka),
-            )
-        )
-    full = [row for row in rows if len(row) == len(cols)]
-    widths = [max(len(c), *(len(row[i]) for row in full)) if full else len(c) for i, c in enumerate(cols)]
+
+def _row(
+    result: dict[str, Any], bound: int, timed: bool, best: str | None, kafka: tuple[str, str] | None
+) -> tuple[str, ...]:
+    """A strategy's cells (two for a refused one: its name and why)."""
+    if "refused" in result:
+        return (result["strategy"], "refused: " + result["refused"])
+    m = result["metrics"]
+    return (
+        result["strategy"],
+        _fmt_int(m["max_lag"]),
+        f"{m['max_lag'] / bound:.3f}" if bound else "-",
+        "yes" if m.get("optimal") else "",
+        *((duration_text(m.get("max_catch_up_s")),) if timed else ()),
+        f"{m['imbalance']:.4f}",
+        _fmt_int(m["lag_spread"]),
+        str(m["count_spread"]),
+        str(m["moves"]),
+        _notes(result, best, kafka),
+    )
+
+
+def _aligned(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """The header and rows as lines: names left, figures right, notes last; a refused row
+    says why after its name."""
+    full = [row for row in rows if len(row) == len(columns)]
+    widths = [max(len(c), *(len(row[i]) for row in full)) if full else len(c) for i, c in enumerate(columns)]
 
     def line(row: tuple[str, ...]) -> str:
-        if len(row) != len(cols):
+        if len(row) != len(columns):
             return f"{row[0]:<{widths[0]}}  {row[1]}"
-        numbers = zip(row[1:-1], widths[1:-1], strict=True)
-        cells = [f"{row[0]:<{widths[0]}}", *(f"{v:>{w}}" for v, w in numbers)]
+        figures = zip(row[1:-1], widths[1:-1], strict=True)
+        cells = [f"{row[0]:<{widths[0]}}", *(f"{v:>{w}}" for v, w in figures)]
         return "  ".join(cells) + ("  " + row[-1] if row[-1] else "")
 
-    out = [head, "", line((*cols[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
-    return "\n".join(out)
+    return [line((*columns[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
 
 
 def plan_table(plan_id: int, decisions: list[Any], outcomes: list[dict[str, Any]]) -> str:
