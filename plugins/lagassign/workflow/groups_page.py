@@ -26,7 +26,6 @@ from ..core.health import SEVERITY, STATUSES
 from ..core.outcome import Outcome
 from .charts import STATUS_CLASS, lag_history_svg
 from .formats import fmt_int, when
-from .plans_page import badge, page
 from .templating import html, render
 
 SORT_LABELS = {
@@ -122,7 +121,6 @@ def filter_rows(rows: Sequence[dict[str, Any]], query: ListQuery) -> list[dict[s
 #: what the templates call: the pages' formats, the outcome badge, a status's colour class
 HELPERS: dict[str, Any] = {
     "when": lambda value, fmt="full": html(when(value, fmt)),
-    "badge": lambda outcome: html(badge(outcome)),
     "fmt_int": fmt_int,
     "seconds": seconds_text,
     "catch_up": catch_up_text,
@@ -260,9 +258,10 @@ def groups_list_html(
     counts: dict[str, int] = {}
     for r in ov.groups:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    body = render(
+    html_text = render(
         "groups/list.html",
         **HELPERS,
+        title="lagassign: consumer groups",
         source=source(ov, now),
         note=html(note),
         query=query,
@@ -276,7 +275,7 @@ def groups_list_html(
         warnings=ov.warnings[:5],
         warning_count=len(ov.warnings),
     )
-    return page("lagassign: consumer groups", body)
+    return str(html_text)
 
 
 def _short(text: Any, limit: int = 160) -> str:
@@ -333,9 +332,10 @@ def group_html(
     """One group: status and every finding, figures, actions, chart, consumers, partitions."""
     start = now - timedelta(hours=info.hours)
     ranges = ((1, "1 h"), (6, "6 h"), (24, "24 h"), (72, "3 days"))
-    body = render(
+    html_text = render(
         "groups/group.html",
         **HELPERS,
+        title=f"lagassign: group {row['group']}",
         row=row,
         source=source(ov, now),
         notice=html(notice),
@@ -355,4 +355,4 @@ def group_html(
         members=[member_row(m) for m in row.get("members") or ()],
         alerts=info.alerts,
     )
-    return page(f"lagassign: group {row['group']}", body)
+    return str(html_text)

@@ -33,7 +33,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from ..core.outcome import outcome_of, run_succeeded, summary
 from ..pipeline.ports import AuditTrailPort, PublishingStore
-from .plans_page import page
 from .templating import render
 
 log = logging.getLogger("lagassign.ui")
@@ -96,7 +95,8 @@ def list_href(path: str) -> str:
 def error_html(status: int, message: str, back: str = "plans") -> str:
     """A short error page (bad filter, unknown plan or group) with a link back to a list."""
     heading = ERROR_TITLES.get(status, "Something went wrong")
-    return page(f"lagassign: {heading}", render("ui/error.html", back=back, heading=heading, message=message))
+    title = f"lagassign: {heading}"
+    return str(render("ui/error.html", title=title, back=back, heading=heading, message=message))
 
 
 def error_response(request: Request, status: int, message: str) -> Response:
