@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from lagassign.core.clock import utc_now
@@ -266,8 +266,6 @@ async def metrics(request: Request) -> Response:
 
 async def _may_scrape(request: Request) -> bool:
     """The scrape token (constant-time compare), else an Airflow login with website access."""
-    from fastapi import HTTPException
-
     secret = os.environ.get("LAGASSIGN_METRICS_TOKEN", "")
     auth = request.headers.get("authorization", "")
     if (
