@@ -110,8 +110,8 @@ def _partition_findings(parts: Sequence[PartitionHealth]) -> list[Finding]:
     out = []
     for status, ps in by_status.items():
         ps.sort(key=lambda p: (-(p.lag or 0), p.topic, p.partition))
-        names = tuple(f"{p.topic}-{p.partition}" for p in ps)
-        shown = "; ".join(f"{p.topic}-{p.partition}: {p.reason}" for p in ps[:3])
+        names = tuple(p.name for p in ps)
+        shown = "; ".join(f"{p.name}: {p.reason}" for p in ps[:3])
         more = f" (and {len(ps) - 3} more partitions)" if len(ps) > 3 else ""
         out.append(Finding(status, shown + more, names))
     return out
@@ -136,8 +136,8 @@ def _unconsumed(g: GroupInput, parts: Sequence[PartitionHealth], consuming: bool
     ]
     if not loose:
         return []
-    names = tuple(f"{p.topic}-{p.partition}" for p in loose)
-    lag = sum(p.lag or 0 for p in loose)
+    names = tuple(p.name for p in loose)
+    lag = _total_lag(loose)
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return [Finding(UNCONSUMED, f"nobody consumes {shown} (lag {lag:,})", names)]
 
@@ -185,17 +185,14 @@ def _count(n: int, noun: str) -> str:
 def _overload(g: GroupInput, parts: Sequence[PartitionHealth]) -> list[Finding]:
     """Consumers of known capacity receiving more than they can process, with lag."""
     out = []
-    held: dict[str, list[PartitionHealth]] = {}
-    for p in parts:
-        if p.owner is not None:
-            held.setdefault(p.owner, []).append(p)
-    for owner, ps in sorted(held.items()):
-        cap = g.capacities.get(owner)
+    held = _by_owner(parts)
+    for owner in sorted(o for o in held if o is not None):
+        ps, cap = held[owner], g.capacities.get(owner)
         rates = [p.inflow for p in ps]
         if cap is None or cap <= 0 or any(r is None for r in rates):
             continue
         inflow = sum(r for r in rates if r is not None)
-        lag = sum(p.lag or 0 for p in ps)
+        lag = _total_lag(ps)
         if lag > 0 and inflow >= cap:
             out.append(
                 Finding(
@@ -220,20 +217,16 @@ def catch_up(
     capacity is known; else from the window's rates: what is outstanding at the rate the group
     consumes when that is under ``steady_s`` (it keeps up), else lag / (consumed − inflow), and
     ``NEVER`` when it consumes no faster than messages arrive. None when unknown."""
-    lag = sum(p.lag or 0 for p in parts)
+    lag = _total_lag(parts)
     if lag == 0:
         return 0.0 if parts else None
-    held: dict[str | None, list[PartitionHealth]] = {}
-    for p in parts:
-        held.setdefault(p.owner, []).append(p)
+    held = _by_owner(parts)
     if None in held and any((p.lag or 0) > 0 for p in held[None]):
         return NEVER  # lag on partitions nobody reads is never consumed
     caps = {o: g.capacities.get(o) for o in held if o is not None}
     if caps and all(caps.values()) and all(p.inflow is not None for p in parts):
         return max(
-            seconds_to_catch_up(
-                sum(p.lag or 0 for p in ps), sum(p.inflow or 0.0 for p in ps), caps[owner] or 0.0
-            )
+            seconds_to_catch_up(_total_lag(ps), sum(p.inflow or 0.0 for p in ps), caps[owner] or 0.0)
             for owner, ps in held.items()
             if owner is not None
         )
@@ -244,3 +237,15 @@ def catch_up(
     if consumed <= inflow:
         return NEVER
     return lag / (consumed - inflow)
+
+
+def _by_owner(parts: Sequence[PartitionHealth]) -> dict[str | None, list[PartitionHealth]]:
+    """The partitions by who holds them (None: nobody)."""
+    held: dict[str | None, list[PartitionHealth]] = {}
+    for p in parts:
+        held.setdefault(p.owner, []).append(p)
+    return held
+
+
+def _total_lag(parts: Iterable[PartitionHealth]) -> int:
+    return sum(p.lag or 0 for p in parts)

@@ -105,6 +105,11 @@ class PartitionHealth:
     inflow: float | None
     consumed: float | None
 
+    @property
+    def name(self) -> str:
+        """'topic-partition', as findings name it."""
+        return f"{self.topic}-{self.partition}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "topic": self.topic,
