@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .bounds import NUMPY_FROM, balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
+from .bounds import balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
 from .catchup import catch_up_metrics, timed
-from .model import Assignment, GroupSnapshot, TopicPartition
+from .model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
 from .shared import Shared
 
@@ -99,12 +99,16 @@ class _Layout:
         return dict(zip(self.positions, map(sum, map(map, repeat(lags.__getitem__), values)), strict=True))
 
     def consumes_all(self) -> bool:
+        """Every partition held once, by a member that subscribes to its topic."""
         if not self.once or self.missing:
             return False
         group = self.group
         if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
             return True  # one subscription, to every topic with partitions
-        topics, topics_of = group.columns.topics, group.topics_of
+        return self.members_read_their_topics()
+
+    def members_read_their_topics(self) -> bool:
+        topics, topics_of = self.group.columns.topics, self.group.topics_of
         return all(
             topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in self.positions.items()
         )
@@ -216,15 +220,11 @@ class _ColumnLayout(_Layout):
         sums = np.concatenate(([0], np.cumsum(self.group.lag_array[self.flat])))[self.ends]
         return dict(zip(self.positions, np.diff(sums, prepend=0).tolist(), strict=True))
 
-    def consumes_all(self) -> bool:
-        if not self.once or self.missing:
-            return False
+    def members_read_their_topics(self) -> bool:
         group = self.group
-        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
-            return True
         names = group.columns.topic_names
         if len(group.subscriptions) * len(names) > _MAX_SUBSCRIPTION_CELLS:
-            return super().consumes_all()
+            return super().members_read_their_topics()
         number = {t: i for i, t in enumerate(names)}
         allowed = np.zeros((len(group.subscriptions), len(names)), dtype=bool)
         for row, topics in enumerate(group.subscriptions):
