@@ -31,6 +31,8 @@ def test_bulk_members_equal_member_by_member():
                 entry["rack"] = rnd.choice(["r1", "r2", None])
             if rnd.random() < 0.2:
                 entry["instance_id"] = f"i{i}"
+            if rnd.random() < 0.2:
+                entry["capacity"] = rnd.choice([5, 2.5])
             raw.append(entry)
         assert case._members_in_bulk(raw) == _one_by_one(raw)
 
@@ -38,7 +40,7 @@ def test_bulk_members_equal_member_by_member():
 def test_unusual_members_are_left_to_the_checks_one_by_one():
     good = {"id": "a", "topics": ["t"]}
     for bad in (
-        {"id": "b", "topics": ["t"], "capacity": 5},  # a capacity: checked one by one
+        {"id": "b", "topics": ["t"], "capacity": 0},  # not a positive capacity
         {"id": "", "topics": ["t"]},
         {"id": "b", "topics": []},
         {"id": "b", "topics": ["t", 3]},

@@ -45,6 +45,15 @@ BAD_CASES = [
     ("negative-committed", _with(_set(("partitions", 1, "committed"), -1)), "'committed' offset is negative"),
     ("negative-begin", _with(_set(("partitions", 1, "begin"), -2)), "'begin' offset is negative"),
     ("negative-lag", _with(_set(("partitions", 0, "lag"), -100)), "'lag' must be a non-negative"),
+    (
+        "boolean-lag-equal-to-the-offsets",
+        _with(
+            _set(
+                ("partitions", 1), {"topic": "t0", "partition": 1, "end": 900, "committed": 900, "lag": False}
+            )
+        ),
+        "'lag' must be a non-negative integer, got False",
+    ),
     ("begin-beyond-end", _with(_set(("partitions", 1, "begin"), 1_000)), "begin offset 1000 is beyond end"),
     ("lag-disagrees", _with(_set(("partitions", 1, "lag"), 1)), "disagrees with its offsets"),
     ("offset-not-integer", _with(_set(("partitions", 1, "end"), "900")), "must be an integer offset"),
