@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from lagassign.kafka import groupdescribe as gd
+from lagassign.kafka import groupdescribe_wire as wire
 
 
 def test_bootstrap_servers_are_read_as_host_and_port() -> None:
@@ -23,7 +24,7 @@ def test_sasl_is_refused_before_any_connection(protocol: str) -> None:
 
 
 def _answer(version: int) -> bytes:
-    w = gd._Writer()
+    w = wire.Writer()
 
     def assignment(pairs: list[tuple[str, list[int]]]) -> None:
         w.uvarint(len(pairs) + 1)
@@ -57,13 +58,13 @@ class _Answered:
     def __init__(self, data: bytes) -> None:
         self.data = data
 
-    def ask(self, *_args: object, **_kw: object) -> gd._Reader:
-        return gd._Reader(self.data)
+    def ask(self, *_args: object, **_kw: object) -> wire.Reader:
+        return wire.Reader(self.data)
 
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_an_answer_is_decoded_field_by_field(version: int) -> None:
-    found = gd.describe_on(_Answered(_answer(version)), version, ["g", "h"])  # type: ignore[arg-type]
+    found = wire.describe_on(_Answered(_answer(version)), version, ["g", "h"])  # type: ignore[arg-type]
     g = found["g"]
     assert isinstance(g, gd.Group)
     assert (g.state, g.epoch, g.assignment_epoch, g.assignor) == ("Reconciling", 7, 6, "uniform")
@@ -79,10 +80,10 @@ def test_an_answer_is_decoded_field_by_field(version: int) -> None:
     assert m.assignment == (("a", 0), ("a", 2), ("b", 1)) and m.target == (("a", 0),)
     assert m.member_type == ("classic" if version else None)
     h = found["h"]
-    assert isinstance(h, gd.GroupDescribeError) and h.code == gd.GROUP_ID_NOT_FOUND
+    assert isinstance(h, gd.GroupDescribeError) and h.code == wire.GROUP_ID_NOT_FOUND
     assert str(h) == "group h: GROUP_ID_NOT_FOUND: Group h is not a consumer group."
 
 
 def test_a_truncated_answer_is_an_error_not_a_crash() -> None:
     with pytest.raises(gd.DescribeError, match="truncated"):
-        gd.describe_on(_Answered(_answer(1)[:40]), 1, ["g"])  # type: ignore[arg-type]
+        wire.describe_on(_Answered(_answer(1)[:40]), 1, ["g"])  # type: ignore[arg-type]
