@@ -37,12 +37,12 @@ def test_group_type_names_kip848s_protocols_only():
     """The snapshot's group_type: classic or consumer (KIP-848), else null."""
     from enum import Enum
 
-    from lagassign.kafka.snapshot import _group_type
+    from lagassign.kafka.snapshot_rows import group_type
 
     class Kind(Enum):
         CLASSIC = 1
         CONSUMER = 2
         UNKNOWN = 3
 
-    assert [_group_type(k) for k in Kind] == ["classic", "consumer", None]
-    assert _group_type(None) is None
+    assert [group_type(k) for k in Kind] == ["classic", "consumer", None]
+    assert group_type(None) is None

@@ -14,7 +14,8 @@ from lagassign.core.case import parse_case
 from lagassign.kafka.admin import AdminHook
 from lagassign.kafka.groupsfile import AssignGroup
 from lagassign.kafka.plans import PlanStore
-from lagassign.kafka.snapshot import racks_by_partition, replica_racks, take_snapshot
+from lagassign.kafka.snapshot import take_snapshot
+from lagassign.kafka.snapshot_rows import racks_by_partition, replica_racks
 from lagassign.tables.snapshot import read_snapshot
 
 pytestmark = pytest.mark.kafka

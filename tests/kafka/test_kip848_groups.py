@@ -107,7 +107,8 @@ def _settled(kit: Kit, group: str, members: int, partitions: int) -> Any:
         snap = _snapshot(kit, group)
         ms = snap.members
         done = (
-            snap.groups[0]["state"] == "Stable"
+            len(snap.groups) == 1  # listed once its first member joined
+            and snap.groups[0]["state"] == "Stable"
             and len(ms) == members
             and all(_pairs(m["assignment"]) == _pairs(m.get("target") or m["assignment"]) for m in ms)
             and sum(len(m["assignment"]) for m in ms) == partitions
