@@ -16,15 +16,13 @@ call can batch decides the cost of a snapshot of G groups over P distinct partit
 
 So calls grow linearly with groups, and time with groups / concurrency.
 
-noida-db quirk (measured with bench/snapshot_speed.py): it answers a whole-group OffsetFetch
-(no partitions named) in time that grows with everything it stores: ~5 ms a group on a fresh
-broker, 10-18 ms with 3,000 groups of 50 partitions, more with every group and topic added,
-and more requests in flight do not help. Naming the partitions costs it ~2 us a partition up to
-a few hundred partitions a request (superlinear beyond: 1,150 partitions take 5 ms), so the
-snapshot names them (every partition of a small cluster, in requests of ``committed_batch``
-partitions; see ``snapshot.committed_scope``). confluent-kafka's
-``list_consumer_group_offsets`` takes one group per call, so OffsetFetch v8's many-groups
-requests (KIP-709) are out of reach from Python.
+noida-db answers a whole-group OffsetFetch (no partitions named) in time that grows with
+everything it stores, and more requests in flight do not help; naming the partitions costs it
+far less up to a few hundred partitions a request, so the snapshot names them (every partition
+of a small cluster, in requests of ``committed_batch`` partitions; see
+``snapshot.committed_scope``). The figures are in docs/performance.md (bench/snapshot_speed.py).
+confluent-kafka's ``list_consumer_group_offsets`` takes one group per call, so OffsetFetch v8's
+many-groups requests (KIP-709) are out of reach from Python.
 """
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ def committed_scope_of(asked: str, hook: AdminHook, topic_parts: Mapping[str, li
     n_parts = sum(len(ps) for ps in topic_parts.values())
     small = 0 < n_parts <= NAMED_PARTITIONS_MAX
     # Kafka 0.9's named OffsetFetch (v0) reads ZooKeeper's offsets, not the Kafka-stored
-    # ones a whole-group read returns (seen in CI: commits missing)
+    # ones a whole-group read returns: its groups' commits would be missing
     return "partitions" if small and not hook.old_broker else "group"
 
 
