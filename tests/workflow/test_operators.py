@@ -335,14 +335,14 @@ def test_a_plan_without_a_candidate_cannot_be_published() -> None:
 
 
 def test_replan_keeps_the_plans_settings_for_one_group_with_apply_off() -> None:
-    from lagassign.workflow.ui import replan_conf
+    from lagassign.workflow.plan_actions import replan_conf
 
     conf = replan_conf("orders.v2", {"threshold": 1.3, "apply": True, "groups": ".*", "groups_file": None})
     assert conf == {"threshold": 1.3, "groups": r"orders\.v2", "apply": False}
 
 
 def test_actions_accept_only_same_origin_posts() -> None:
-    from lagassign.workflow.ui import same_origin
+    from lagassign.workflow.web import same_origin
     from starlette.requests import Request
 
     def request(**headers: str) -> Request:
@@ -438,7 +438,7 @@ def test_dagbag_has_the_five_dags_and_no_errors(tmp_path: Path) -> None:
 def test_moves_show_each_partitions_lag_from_the_plans_snapshot(tmp_path: Path) -> None:
     from lagassign.tables.synthetic import write_snapshot
     from lagassign.workflow import plans_page
-    from lagassign.workflow.ui import partition_lags
+    from lagassign.workflow.plan_sources import partition_lags
 
     folder = write_snapshot([SKEWED], tmp_path / "snapshot")
     lags = partition_lags(str(folder), {GROUP})
@@ -504,7 +504,7 @@ def test_rolling_back_publishes_an_old_versions_members_as_a_new_audited_plan(tm
 def test_live_instances_alive_or_dead_with_version_lag_rate_and_last_seen() -> None:
     from lagassign.core.liveness import InstanceStatus, Liveness
     from lagassign.workflow import plans_page
-    from lagassign.workflow.ui import instance_rows
+    from lagassign.workflow.plan_sources import instance_rows
 
     now = 1_800_000_000_000
     table = Liveness()
@@ -560,10 +560,10 @@ def test_a_subscribe_group_offers_no_publish_button(tmp_path: Path) -> None:
     instead of offering a publication the publish step would refuse."""
     from lagassign.tables.synthetic import write_snapshot
     from lagassign.workflow import plans_page
-    from lagassign.workflow.ui import group_kinds
+    from lagassign.workflow.plan_sources import group_rows_of, kinds_of
 
     folder = write_snapshot([SKEWED], tmp_path / "snapshot")  # read as a subscribe() group
-    kinds = group_kinds(str(folder), {GROUP})
+    kinds = kinds_of(group_rows_of(str(folder), {GROUP}))
     assert kinds == {GROUP: "subscribe"}
     url = f"sqlite:///{tmp_path / 'a.db'}"
     with AuditStore(url) as store:
@@ -572,7 +572,7 @@ def test_a_subscribe_group_offers_no_publish_button(tmp_path: Path) -> None:
     assert "publish this plan" not in html and "not publishable: a subscribe() group" in html
     assert "re-plan this group" in html
     assert "publish anyway" in plans_page.plan_html(plan, kinds={GROUP: "assign"})
-    assert group_kinds(str(tmp_path / "gone"), {GROUP}) == {}
+    assert group_rows_of(str(tmp_path / "gone"), {GROUP}) == {}
 
 
 def test_review_without_kafka_settings_fails_in_one_line(

@@ -274,7 +274,9 @@ def test_every_value_is_escaped(tmp_path: Path) -> None:
 
 
 def test_error_page_escapes_its_message() -> None:
-    html = plans_page.error_page(400, f"since: {EVIL!r} is bad")
+    from lagassign.workflow.web import error_html
+
+    html = error_html(400, f"since: {EVIL!r} is bad")
     assert "<h1>Cannot show that</h1>" in html and "<script>alert" not in html
 
 
@@ -443,7 +445,8 @@ def test_history_chart_is_time_scaled_and_its_labels_never_collide() -> None:
 
 
 def test_error_pages_and_filters_say_one_sentence() -> None:
-    from lagassign.workflow.ui import BadRequest, list_href, parse_page
+    from lagassign.workflow.ui import BadRequest, parse_page
+    from lagassign.workflow.web import list_href
 
     assert parse_page(None, None) == (50, 0) and parse_page("10", "20") == (10, 20)
     for bad in (("abc", None), (None, "-1"), ("1.5", None)):
@@ -466,7 +469,7 @@ def test_a_notice_comes_only_from_checked_values() -> None:
 
 def test_run_note_links_the_plan_and_says_its_outcomes() -> None:
     from lagassign.workflow.listener import run_note
-    from lagassign.workflow.ui import run_state_text
+    from lagassign.workflow.web import run_state_text
 
     plan = {
         "id": 12,
