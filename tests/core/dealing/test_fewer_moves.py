@@ -1,5 +1,6 @@
-"""sticky's chain pass (core/strategies/fewer_moves.py) without Java: the issue's smallest case,
-balance, and the same answer whatever the process's hash seed."""
+"""sticky's chain pass (core/dealing/fewer_moves.py) without Java: the issue's smallest case,
+balance, the same answer whatever the process's hash seed, the kept bound's stop and the
+recency rule (core/dealing/holdings.py)."""
 
 from __future__ import annotations
 
@@ -124,11 +125,12 @@ def _balanced_layouts(group):
 
 
 def test_the_kept_bound_holds_for_every_balanced_layout():
-    """``_most_kept`` (which lets the search stop early) never promises less than some balanced
-    layout keeps, and every balanced layout's counts and topics lie in ``_count_ranges``."""
+    """``most_kept`` (which lets the search stop early) never promises less than some balanced
+    layout keeps, and every balanced layout's counts and topics lie in ``CountBounds``."""
     import random
 
-    from lagassign.core.dealing.fewer_moves import _count_ranges, _most_kept, _State
+    from lagassign.core.dealing.holdings import Holdings
+    from lagassign.core.dealing.kept_bound import CountBounds, most_kept
 
     rnd = random.Random(16)
     checked = 0
@@ -137,23 +139,23 @@ def test_the_kept_bound_holds_for_every_balanced_layout():
         layouts = list(_balanced_layouts(group))
         if not layouts:
             continue
-        state = _State(group, rnd.choice(layouts), False)
-        most = _most_kept(state)
-        allowed = _count_ranges(state)
-        assert most is not None and allowed is not None
+        state = Holdings(group, rnd.choice(layouts), False)
+        most = most_kept(state)
+        bounds = CountBounds(state)
+        assert most is not None and bounds.consistent
         for layout in layouts:
             kept = sum(1 for mid, tps in layout.items() for tp in tps if group.owner.get(tp) == mid)
             assert kept <= most
             for mid, tps in layout.items():
-                assert state.least[mid] <= len(tps) <= state.most[mid]
-                assert all(frozenset(group.subscribers[tp.topic]) in allowed[mid] for tp in tps)
+                assert bounds.least[mid] <= len(tps) <= bounds.most[mid]
+                assert all(frozenset(group.subscribers[tp.topic]) in bounds.allowed[mid] for tp in tps)
         checked += 1
     assert checked > 200
 
 
 def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
-    """The search stops once no balanced layout could keep more (``_most_kept``): the same
-    layouts as searching on until no chain helps."""
+    """The search stops once no balanced layout could keep more (``most_kept``): the same
+    layouts as searching on until no chain helps (the bound's one equality test)."""
     import random
 
     from kafka_java import random_case
@@ -162,10 +164,7 @@ def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
     from lagassign.core.strategies.sticky import sticky_passes
 
     def run(group):
-        book = LoadBook(group)
-        for mid, tps in sticky_passes(group).items():
-            for tp in tps:
-                book.add(mid, tp)
+        book = LoadBook(group, layout=sticky_passes(group))
         saved = fm.fewer_moves(group, book)
         return saved, book.assignment()
 
@@ -174,7 +173,7 @@ def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
         group = parse_case(random_case(rnd, subscriptions="mixed", owned=True, racks=False))
         fast = run(group)
         with monkeypatch.context() as patch:
-            patch.setattr(fm, "_most_kept", lambda state: None)
+            patch.setattr(fm, "most_kept", lambda state: None)
             slow = run(group)
         assert fast == slow
 
@@ -203,13 +202,15 @@ def _random_chain(rnd, state, group):
 
 
 def test_a_chain_tried_leaves_what_apply_check_and_undo_leave():
-    """``attempt`` (the check on counts only, then the chain or its trace) and ``_stays`` (a
-    breach no way of the chain mends) decide as carrying the chain out, checking the balance
-    condition and undoing it would, and leave the same holdings in the same order."""
+    """The recency rule: ``attempt`` (the check on counts only, then the chain or its trace,
+    ``touch``) and ``_stays`` (a breach no way of the chain mends) decide as carrying the chain
+    out, checking the balance condition and taking it back would, and leave the same holdings
+    in the same order."""
     import copy
     import random
 
-    from lagassign.core.dealing.fewer_moves import _State, _stays, _violations
+    from lagassign.core.dealing.fewer_moves import _stays, _violations
+    from lagassign.core.dealing.holdings import Holdings
 
     rnd = random.Random(5)
     checked = stays = 0
@@ -218,7 +219,7 @@ def test_a_chain_tried_leaves_what_apply_check_and_undo_leave():
         layout = {mid: [] for mid in group.member_ids}
         for tp in group.assignable:  # any layout, balanced or not: breaches are the point
             layout[rnd.choice(group.subscribers[tp.topic])].append(tp)
-        state = _State(group, layout, False)
+        state = Holdings(group, layout, False)
         path, steps = _random_chain(rnd, state, group)
         if not steps:
             continue
@@ -228,7 +229,7 @@ def test_a_chain_tried_leaves_what_apply_check_and_undo_leave():
         undo = other.apply(steps)
         balanced = other.balanced_around(touched)
         if not balanced:
-            other.undo(undo)
+            other.apply(undo)
         # the search checks only chains that touch every breach (the others it never checks)
         reached = breaches and all(f in touched or e in touched for f, _, e in breaches)
         if reached and _stays(state, breaches, touched, path[0], path[-1]):
