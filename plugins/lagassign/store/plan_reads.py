@@ -38,7 +38,8 @@ class PlanReads(StoreBase):
     ) -> list[dict[str, Any]]:
         """Plans, newest first, with counts of groups, go decisions and publications
         (``offset``: skip that many, for paging). Each carries its ``cluster`` ('' when
-        unknown); ``cluster`` narrows to one.
+        unknown; ``cluster`` narrows to one) and ``failed_step`` (the step a failed plan stopped
+        at; None when none is recorded).
 
         ``group``: plans that evaluated or decided that group, each with that group's
         ``group_type`` and ``assignor`` (what the cluster ran for it; None when unknown).
