@@ -30,7 +30,8 @@ from lagassign.spark.submit import (
     spark_submit_settings,
     submit_command,
 )
-from lagassign.spark.tasks import Task, cut_tasks, default_tasks, plan_tasks, run_task, task_shares
+from lagassign.spark.task_plan import Task, cut_tasks, default_tasks, plan_tasks, task_shares
+from lagassign.spark.task_run import run_task
 from lagassign.tables.evaluations import (
     EVALUATIONS,
     SUMMARY,

@@ -10,9 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from lagassign.evaluation import EvaluationParams, run_local
-from lagassign.spark import tasks
+from lagassign.spark import layout as row_layout
+from lagassign.spark.layout import file_layout
 from lagassign.spark.submit import output_check
-from lagassign.spark.tasks import estimated_cost, file_layout, group_costs, plan_tasks, run_task
+from lagassign.spark.task_plan import estimated_cost, group_costs, plan_tasks
+from lagassign.spark.task_run import run_task
 from lagassign.tables.evaluations import EVALUATIONS, read_evaluation_rows, read_summary
 from lagassign.tables.snapshot import snapshot_groups
 from lagassign.tables.synthetic import generate_snapshot
@@ -66,7 +68,7 @@ def _rewrite(folder: Path, name: str, order: str, row_group: int) -> None:
 def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order, monkeypatch):
     """Row ranges over many row groups (sorted files, groups in two runs), the filter for a
     scattered file, a row without group, a duplicate group row: the same rows as in-process."""
-    monkeypatch.setattr(tasks, "READ_BATCH_ROWS", 41)  # the layout scan's runs cross batches
+    monkeypatch.setattr(row_layout, "READ_BATCH_ROWS", 41)  # the layout scan's runs cross batches
     folder = generate_snapshot(tmp_path / "s", 24, 4, huge=0)
     groups = pq.read_table(folder / "groups.parquet")
     first = groups.slice(3, 1).to_pylist()[0]
