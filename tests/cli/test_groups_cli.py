@@ -1,6 +1,6 @@
 """``lagassign groups``: bad input is one line and exit 2; the table and the text of one group say
 the status, lag in messages and time, catch-up, consumers and plans (rows as
-``pipeline.health.group_row`` makes them, from a health judged here). The real broker's runs
+``pipeline.overview.group_row`` makes them, from a health judged here). The real broker's runs
 are in tests/kafka/test_groups_overview.py."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from lagassign.cli.groups import group_text, groups_table
 from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
-from lagassign.pipeline.health import Overview, group_row, sort_rows
+from lagassign.pipeline.overview import Overview, group_row, sort_rows
 
 NOW = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
@@ -126,7 +126,7 @@ def test_a_declared_group_whose_instances_never_started_lists_them() -> None:
     pinned instances are listed, not running (the broker knows nothing of them)."""
     from lagassign.core.liveness import Liveness
     from lagassign.kafka.overview import ClusterView
-    from lagassign.pipeline.health import HealthSettings, build_overview
+    from lagassign.pipeline.overview import HealthSettings, build_overview
     from lagassign.tables.snapshot import Snapshot
 
     snap = Snapshot(

@@ -247,7 +247,7 @@ def test_show_json_is_the_stored_plan(db: dict[str, Any], capsys: pytest.Capture
     shown = json.loads(out)
     # the stored plan, each result of a group whose type and assignor are known flagged
     # kafka_choice (true on the row that is what Kafka itself would do)
-    from lagassign.cli.plans import with_kafka_choice
+    from lagassign.cli.plans_text import with_kafka_choice
 
     expected = json.loads(json.dumps(with_kafka_choice(db["plan"]), default=lambda v: v.isoformat()))
     assert rc == 0 and shown == expected

@@ -14,7 +14,9 @@ import followkit as fk
 import pytest
 from groupkit import Inflow, Subscriber
 from kafkakit import config_flags, needs, run_cli, wait_until
-from lagassign.pipeline.health import Alert, HealthSettings, build_overview, health_step, observe
+from lagassign.pipeline.alerts import Alert
+from lagassign.pipeline.health import health_step
+from lagassign.pipeline.overview import HealthSettings, build_overview, observe
 from lagassign.store import AuditStore
 
 pytestmark = pytest.mark.kafka

@@ -7,8 +7,8 @@ import math
 from datetime import UTC, datetime
 
 from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
-from lagassign.pipeline.health import Overview, group_row
 from lagassign.pipeline.metrics import exposition
+from lagassign.pipeline.overview import Overview, group_row
 from prometheus_client.parser import text_string_to_metric_families
 from testpaths import REPO
 

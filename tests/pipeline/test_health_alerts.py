@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from lagassign.core.errors import LagassignError
-from lagassign.pipeline.health import Alert, send_alerts
+from lagassign.pipeline.alerts import Alert, send_alerts
 from lagassign.store import AuditStore
 from testpaths import REPO
 from webhook_receiver import Receiver

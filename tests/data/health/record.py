@@ -30,7 +30,8 @@ sys.path.insert(0, str(REPO / "plugins"))
 def main() -> int:
     from confluent_kafka import Consumer, Producer
     from confluent_kafka.admin import AdminClient, NewTopic
-    from lagassign.pipeline.health import HealthSettings, build_overview, observe, record
+    from lagassign.pipeline.health import record
+    from lagassign.pipeline.overview import HealthSettings, build_overview, observe
     from lagassign.store import AuditStore
 
     ap = argparse.ArgumentParser()
