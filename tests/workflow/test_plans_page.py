@@ -158,16 +158,17 @@ def test_a_group_says_what_the_cluster_runs_and_marks_kafkas_row(tmp_path: Path)
         store.record_evaluations(plan_id, [*evaluations, evaluate(other)])
         plan = store.get_plan(plan_id)
     html = plans_page.plan_html(plan)
-    line = "group type classic · assignor cooperative-sticky · Kafka&#x27;s row: cooperative-sticky"
+    line = "group type classic · assignor cooperative-sticky · Kafka&#39;s row: cooperative-sticky"
     assert re.search(
-        rf'<h2>group {GROUP} <span class="badge[^<]*</span></h2><p class="cluster muted">{line}</p>', html
+        rf'<h2>group {GROUP} <span class="badge[^<]*</span></h2>\s*<p class="cluster muted">{line}</p>', html
     )
-    assert html.count('class="cluster') == 1 and re.search(r"<h2>group plain <span[^<]*</span></h2><p", html)
+    assert html.count('class="cluster') == 1
+    assert re.search(r"<h2>group plain <span[^<]*</span></h2>\s*<p", html)
     kafka_tag = '<span class="tag kafka"'
     assert html.count(kafka_tag) == 1
     row = next(r for r in html.split("<tr") if kafka_tag in r)
     assert "cooperative-sticky" in row and row.count("swatch") == 1
-    assert "Kafka&#x27;s choice</span>" in row  # a classic group: its members' assignor
+    assert "Kafka&#39;s choice</span>" in row  # a classic group: its members' assignor
 
 
 UNEQUAL = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())
@@ -248,7 +249,7 @@ def test_list_shows_groups_decisions_chosen_and_published(tmp_path: Path) -> Non
         html = plans_page.plans_list_html(
             plans, {plan_id: store.get_plan(plan_id)}, group="orders-enricher", since="2026-05-01"
         )
-    row = re.search(r"<tbody>(.*)</tbody>", html).group(1)
+    row = re.search(r"<tbody>(.*)</tbody>", html, re.S).group(1)
     assert f'<a href="plans/{plan_id}">plan {plan_id}</a>' in row
     assert '<time datetime="2026-05-01T06:00:00+00:00" data-f="full">2026-05-01 06:00:00 UTC</time>' in row
     assert "manual by alice" in row
@@ -547,3 +548,23 @@ def test_the_note_listener_never_loads_from_the_run_it_is_handed() -> None:
     held = type("Run", (), {})()
     held.__dict__.update(dag_id="lagassign_review", run_id="manual__1")
     assert listener._identity(held) == ("lagassign_review", "manual__1")
+
+
+def test_a_failed_plan_links_the_log_of_the_step_the_store_recorded() -> None:
+    """The step a plan failed at is the store's field (plans.failed_step), never read back from
+    the error's text."""
+    plan = {
+        "id": 7,
+        "status": "failed",
+        "trigger": "manual",
+        "dag_id": "lagassign_rebalance",
+        "run_id": "manual__1",
+        "error": "the broker went away",
+        "failed_step": "snapshot",
+        "groups": [],
+    }
+    html = plans_page.plan_html(plan)
+    assert 'href="/dags/lagassign_rebalance/runs/manual__1/tasks/snapshot"' in html
+    worded = {**plan, "error": "step evaluate failed: the driver died", "failed_step": None}
+    html = plans_page.plan_html(worded)  # the text names a step, the record none: the run's link
+    assert "/tasks/" not in html and 'href="/dags/lagassign_rebalance/runs/manual__1"' in html
