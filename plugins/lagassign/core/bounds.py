@@ -9,32 +9,22 @@
   that is "counts within one"). It is never below the first, and much tighter where counts
   bind (a hot partition's member must still take its share of partitions).
 
-Both are arguments on a pool's lags sorted heaviest first and their prefix sums. Small pools
-(most groups) are worked in plain Python; pools of ``NUMPY_FROM`` partitions or more (Kafka's
-benchmark point has 100,000) are sorted and summed with numpy, every step at once. Both ways
-give the same integers: numpy is used only while every sum fits in int64.
+Both are arguments on a pool's lags sorted heaviest first and their prefix sums, in plain
+Python integers (exact at any size).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from itertools import accumulate, chain
-from typing import Any
 
-import numpy as np
-
-from .model import NUMPY_FROM, GroupSnapshot, gc_paused
+from .model import GroupSnapshot, gc_paused
 from .shared import Shared
-
-#: a pool's lags: a list, or a numpy array for large pools
-Lags = Sequence[int] | np.ndarray
 
 # Beyond this many distinct subscriber sets, pools are not merged by set inclusion
 # (quadratic); the bound stays valid, only less tight.
 _MAX_POOLS_FOR_INCLUSION = 64
-__all__ = ["NUMPY_FROM", "balanced_lower_bound_max_lag", "count_bound", "lower_bound_max_lag", "pool_bound"]
-#: numpy only while sums (at most twice the pool's total lag) stay below int64's limit
-_SUM_LIMIT = 2**62
+__all__ = ["balanced_lower_bound_max_lag", "count_bound", "count_range", "lower_bound_max_lag", "pool_bound"]
 
 
 # ---- the group-level bounds ------------------------------------------------------------------
@@ -111,14 +101,10 @@ def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
     return max(0, floor - count_slack), floor + (extra > 0) + count_slack
 
 
-def _assignable_lags(group: GroupSnapshot) -> Lags:
-    """Lags of the assignable partitions: a numpy array for large groups, else the plain
-    Python list sorted heaviest first (``_Descending``: both bounds of a group sort it once)."""
-    index = group.assignable_index
-    if len(index) >= NUMPY_FROM:
-        everything = len(index) == len(group.lags)
-        return group.lag_array if everything else group.lag_array[np.asarray(index, dtype=np.intp)]
-    lags = group.lags
+def _assignable_lags(group: GroupSnapshot) -> list[int]:
+    """Lags of the assignable partitions sorted heaviest first, once per group (read-only:
+    ``_Descending``, so that both bounds of a group sort them once)."""
+    index, lags = group.assignable_index, group.lags
     return _DESCENDING.get(
         group,
         lambda: _Descending(
@@ -131,22 +117,14 @@ class _Descending(list[int]):
     """Lags already sorted heaviest first (read-only): the pool arguments skip their sort."""
 
 
-def _plain_descending(lags: Lags) -> list[int]:
-    """Plain Python integers sorted heaviest first (exact whatever their size)."""
-    if isinstance(lags, _Descending):
-        return lags
-    return sorted(lags.tolist() if isinstance(lags, np.ndarray) else lags, reverse=True)
+def _heaviest_first(lags: Iterable[int]) -> list[int]:
+    return lags if isinstance(lags, _Descending) else sorted(lags, reverse=True)
 
 
-def _topic_lags(group: GroupSnapshot, topics: list[str]) -> Lags:
-    """Lags of these topics' partitions; a numpy array when there are many."""
-    spans = group.topic_span
-    present = [spans[t] for t in topics if t in spans]
-    if sum(map(len, present)) >= NUMPY_FROM:
-        lags = group.lag_array
-        return np.concatenate([lags[s.start : s.stop] for s in present])
-    lag_list = group.lags
-    return list(chain.from_iterable(lag_list[s.start : s.stop] for s in present))
+def _topic_lags(group: GroupSnapshot, topics: list[str]) -> list[int]:
+    """Lags of these topics' partitions."""
+    spans, lags = group.topic_span, group.lags
+    return list(chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in topics if t in spans))
 
 
 def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
@@ -176,44 +154,15 @@ def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
 # ---- one pool ----------------------------------------------------------------------------------
 
 
-def _descending(lags: Lags) -> np.ndarray | None:
-    """The lags as an int64 array sorted heaviest first, when numpy may bound them: a large
-    pool whose sums fit in int64. None otherwise (plain Python does it)."""
-    if len(lags) < NUMPY_FROM:
-        return None
-    if isinstance(lags, np.ndarray):
-        array = lags
-    else:
-        try:
-            array = np.array(lags, dtype=np.int64)
-        except OverflowError:
-            return None
-    if array.dtype != np.int64 or int(array.max()) * len(array) >= _SUM_LIMIT:
-        return None  # object dtype: some lag beyond int64
-    return np.sort(array)[::-1]
-
-
-def pool_bound(lags: Lags, members: int) -> int:
+def pool_bound(lags: Iterable[int], members: int) -> int:
     """Lower bound on the max load when ``members`` members share these partitions.
 
     Besides the heaviest partition and the mean, pigeonhole: among the j*k+1 heaviest
     partitions some member gets j+1, at least the j+1 lightest of them.
     """
-    if len(lags) == 0 or members <= 0:
+    desc = _heaviest_first(lags)
+    if not desc or members <= 0:
         return 0
-    desc = _descending(lags)
-    if desc is None:
-        return _pool_bound_python(_plain_descending(lags), members)
-    prefix = np.concatenate(([0], np.cumsum(desc)))
-    bound = max(int(desc[0]), -(-int(prefix[-1]) // members))
-    j = np.arange(1, (len(desc) - 1) // members + 1)
-    if len(j):
-        top = j * members + 1
-        bound = max(bound, int((prefix[top] - prefix[top - j - 1]).max()))
-    return bound
-
-
-def _pool_bound_python(desc: list[int], members: int) -> int:
     prefix = [0, *accumulate(desc)]
     bound = max(desc[0], -(-prefix[-1] // members))
     j, top = 1, members + 1
@@ -224,18 +173,7 @@ def _pool_bound_python(desc: list[int], members: int) -> int:
     return bound
 
 
-def _smallest_sums(prefix: np.ndarray, k: Any, skip_from: Any, skip_to: Any) -> np.ndarray:
-    """Sums of the k smallest lags, leaving out ascending positions [skip_from, skip_to), for
-    arrays of arguments at once (``prefix``: the ascending lags' prefix sums)."""
-    last = len(prefix) - 1
-    k = np.broadcast_to(k, np.broadcast(k, skip_from, skip_to).shape)
-    end = np.clip(skip_to + k - skip_from, 0, last)
-    skipping = prefix[skip_from] + prefix[end] - prefix[skip_to]
-    out = np.where(k <= skip_from, prefix[np.clip(k, 0, last)], skipping)
-    return np.where(k <= 0, 0, out)
-
-
-def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
+def count_bound(lags: Iterable[int], members: int, low: int, high: int) -> int:
     """Lower bound on the max load when ``members`` members share these partitions and each
     holds between ``low`` and ``high`` of them (all of them together: ``len(lags)``).
 
@@ -248,36 +186,9 @@ def count_bound(lags: Lags, members: int, low: int, high: int) -> int:
       which hold at least max(s*low, P - (N-s)*high) partitions together: the s heaviest plus
       the lightest others, so one of them carries at least the mean of that.
     """
-    if len(lags) == 0 or members <= 0:
+    desc = _heaviest_first(lags)
+    if not desc or members <= 0:
         return 0
-    desc = _descending(lags)
-    if desc is None:
-        return _count_bound_python(_plain_descending(lags), members, low, high)
-    n_parts = len(desc)
-    heavy_prefix = np.concatenate(([0], np.cumsum(desc)))  # sums of the heaviest
-    prefix = np.concatenate(([0], np.cumsum(desc[::-1])))  # sums of the lightest
-    # pigeonhole, for every j at once
-    j = np.arange(0, (n_parts - 1) // members + 1)
-    top = j * members + 1
-    held = heavy_prefix[top] - heavy_prefix[top - j - 1]
-    pigeon = held + _smallest_sums(prefix, low - j - 1, n_parts - top, n_parts - top + j + 1)
-    bound = int(pigeon.max())
-    # the s heaviest, for every s at once; "apart" is the best over prefixes (a running max)
-    s = np.arange(1, min(members, n_parts) + 1)
-    together = np.maximum(s * low, n_parts - (members - s) * high)
-    fill = _smallest_sums(prefix, together - s, n_parts - s, np.full_like(s, n_parts))
-    apart = np.maximum.accumulate(-(-(heavy_prefix[s] + fill) // s))
-    bound = max(bound, int(apart[0]))
-    if len(s) > 1:
-        s2 = s[1:]
-        lightest = _smallest_sums(prefix, np.int64(low - 2), n_parts - s2, n_parts - s2 + 2)
-        shared = desc[s2 - 2] + desc[s2 - 1] + lightest
-        bound = max(bound, int(np.minimum(apart[1:], shared).max()))
-    return bound
-
-
-def _count_bound_python(desc: list[int], members: int, low: int, high: int) -> int:
-    """``count_bound`` in plain Python: its arguments one at a time, ``_smallest_sums`` inlined."""
     n_parts = len(desc)
     prefix = [0, *accumulate(reversed(desc))]  # sums of the lightest
     bound = 0

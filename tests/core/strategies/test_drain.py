@@ -6,6 +6,7 @@ import itertools
 
 import lagassign
 import pytest
+from benchcases import drain_case
 from groups import cases, check_valid
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -327,20 +328,16 @@ def test_exact_budget_polishes_larger_groups_and_certifies_a_bound():
     (seed 15, 8 x 40: groups 10 to 12 of those bench/drain.py measures, whose bound is short)."""
     pytest.importorskip("highspy")
     import random
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from drain import make_case
     from lagassign.core.exact.drain_bounds import drain_lower_bound
 
     rnd = random.Random(15)
     for _ in range(40):  # the bench's 4 x 12 groups come first
-        make_case(rnd, 4, 12, False, timed=True)
+        drain_case(rnd, 4, 12)
         rnd.random()
     proved = 0
     for i in range(13):
-        case = make_case(rnd, 8, 40, False, timed=True)
+        case = drain_case(rnd, 8, 40)
         rnd.random()  # the bench draws the seed of its equal-capacity twin here
         if i < 10:
             continue

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..bounds import count_range
 from ..errors import StrategyOptionError
 from ..model import GroupSnapshot, TopicPartition
 
@@ -94,12 +95,6 @@ def count_rules(group: GroupSnapshot, count_slack: int = 0) -> str:
             return f"counts within floor(P/N)-{count_slack} .. ceil(P/N)+{count_slack}"
         return "counts within one"
     return "Kafka's balance condition"
-
-
-def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
-    """Smallest and largest count a member may have under the count rules (identical subs)."""
-    floor, extra = divmod(len(group.assignable), len(group.members))
-    return max(0, floor - count_slack), floor + (extra > 0) + count_slack
 
 
 @dataclass

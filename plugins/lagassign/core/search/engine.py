@@ -28,11 +28,12 @@ is not always the one to trade with.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .state import CountRule, Exchange, Held, IndexLayout, Layout, State, layout_moves, small_subsets
+from .state import CountRule, Exchange, Held, IndexLayout, Layout, State, layout_moves
 
 # Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
 # many per member and per partition of the group.
@@ -63,9 +64,10 @@ class Objective(Protocol):
 
     def swap_window(
         self, search: Search, mid: str, home: str, p: Held, lo: Any, hi: Any
-    ) -> tuple[float, float]:
+    ) -> tuple[int, int] | None:
         """The lags a partition q of ``home`` may have for a swap of ``mid``'s p for it to keep
-        both members' costs within [lo, hi] (a wider range is fine: each q is checked)."""
+        both members' costs within [lo, hi], exactly; None where lag alone does not tell (each
+        q is then checked)."""
 
     def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
         """The allowed exchange that leaves both members strictly below ``heavy``'s cost and
@@ -268,9 +270,9 @@ class Search(State):
             for p in [p for p in away[mid] if p[1] in before]:
                 home = before[p[1]]
                 if (
-                    lo <= cost_after(mid, p, None)
+                    self.may_hand_over(mid, home)
+                    and lo <= cost_after(mid, p, None)
                     and cost_after(home, None, p) <= hi
-                    and self.may_hand_over(mid, home)
                     and self.allowed(mid, home, p, None) is not None
                 ):
                     self.apply(mid, home, p, None)
@@ -278,13 +280,18 @@ class Search(State):
                     continue
                 # A swap for a q away from home at ``home`` (one at home there would move, not
                 # come back): every such exchange lowers the moves.
-                low, high = self.objective.swap_window(self, mid, home, p, lo, hi)
                 theirs = away[home]
+                if not theirs:
+                    continue
+                window = self.objective.swap_window(self, mid, home, p, lo, hi)
+                low, high = window or (0, math.inf)
                 for k in range(bisect_left(theirs, (low,)), len(theirs)):
                     q = theirs[k]
                     if q[0] > high:
                         break
-                    if not (lo <= cost_after(mid, p, q) <= hi and lo <= cost_after(home, q, p) <= hi):
+                    if window is None and not (
+                        lo <= cost_after(mid, p, q) <= hi and lo <= cost_after(home, q, p) <= hi
+                    ):
                         continue
                     cost = self.allowed(mid, home, p, q)
                     if cost is not None and cost < 0:
@@ -305,5 +312,4 @@ __all__ = [
     "Objective",
     "Search",
     "layout_moves",
-    "small_subsets",
 ]

@@ -4,15 +4,14 @@ Between a heavy member and a lighter one, ``gap`` apart, an exchange moving ``d`
 (a partition p handed over, d = p; or swapped for q, d = p - q) leaves both strictly below
 the heavy one exactly when 0 < d < gap, and the larger of the two lowest when d is nearest
 gap / 2: the exchange wanted is the one with the smallest |2d - gap| (an integer: exact at
-any size). Re-splits and trades have a numpy form (``lag_numpy``) for pools from
-``lag_numpy.NUMPY_POOL`` partitions.
+any size). Re-splits and trades of several partitions: ``lag_splits``.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from . import lag_numpy
+from . import lag_splits
 from .engine import Exchange, Held, Search
 from .state import State
 
@@ -30,7 +29,9 @@ class LagObjective:
     def cost_with(self, search: State, mid: str, load: int, flow: float) -> int:
         return load
 
-    def swap_window(self, search: Search, mid: str, home: str, p: Held, lo: int, hi: int) -> tuple[int, int]:
+    def swap_window(
+        self, search: Search, mid: str, home: str, p: Held, lo: int, hi: int
+    ) -> tuple[int, int] | None:
         """q's lag keeps both loads within [lo, hi]: mid's load - p + q and home's + p - q."""
         keeps, gives = search.load[mid] - p[0], search.load[home] + p[0]
         return max(gives - hi, lo - keeps), min(gives - lo, hi - keeps)
@@ -95,64 +96,16 @@ class LagObjective:
         return None if best is None else (best[2], best[3])
 
     def best_split(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
-        """Meet in the middle: for each count ``heavy`` may end with, each subset of the pool's
-        first half against the two subsets of its second half whose sums bring ``heavy``'s
-        share nearest half the pool's lag; of those that end below ``heavy``'s load, the first
-        of the lowest that ``search.split_allowed`` allows."""
-        pool = search.held[heavy] + search.held[light]
+        """``lag_splits.split``, where ``split_floor`` leaves room below ``heavy``'s load."""
         total = search.load[heavy] + search.load[light]
         floor = split_floor(sorted(search.lags_of[heavy] + search.lags_of[light]), sizes, total)
         if floor is None or floor >= search.load[heavy]:
             return None  # no split of these sizes gets the heavier side below it
-        if len(pool) >= lag_numpy.NUMPY_POOL and total < lag_numpy.FLOAT_SAFE:
-            return lag_numpy.split(search, heavy, light, sizes)
-        half = len(pool) // 2
-        left, right = subset_sums(pool[:half]), subset_sums(pool[half:])
-        best_worst, best_mask = search.load[heavy], None
-        target = total / 2
-        for size in sizes:
-            for a, sums_a in left.items():
-                sums_b = right.get(size - a)
-                if not sums_b:
-                    continue
-                keys = [sb for sb, _ in sums_b]
-                for sa, mask_a in sums_a:
-                    k = bisect_left(keys, target - sa)
-                    for sb, mask_b in sums_b[k - 1 if k else 0 : k + 1]:
-                        worst = max(sa + sb, total - sa - sb)
-                        if worst < best_worst:
-                            mask = mask_a | (mask_b << half)
-                            if search.split_allowed(heavy, light, mask):
-                                best_worst, best_mask = worst, mask
-        return best_mask
+        return lag_splits.split(search, heavy, light, sizes)
 
     def best_trade(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
-        """For pools too large to re-split whole: the best trade of two of ``heavy``'s
-        partitions for one or two of ``light``'s, or of one for two (one for one or none is an
-        exchange, tried before), as a keep mask over the pool like ``best_split``'s, ``heavy``
-        ending with one of ``sizes`` partitions: the smallest |2d - gap|, the first allowed."""
-        n_heavy = len(search.held[heavy])
-        gap = search.load[heavy] - search.load[light]
-        if n_heavy + len(search.held[light]) >= lag_numpy.NUMPY_POOL and gap < lag_numpy.FLOAT_SAFE:
-            return lag_numpy.trade(search, heavy, light, sizes)
-        give, take = search.small_subsets(heavy, light), search.small_subsets(light, heavy)
-        keep_all = (1 << n_heavy) - 1
-        best_dist, best_mask = gap, None
-        for given, taken in ((2, 2), (2, 1), (1, 2)):
-            if n_heavy - given + taken not in sizes:
-                continue
-            sums_a, sums_b = give[given], take[taken]
-            at, n_b = 0, len(sums_b)
-            for sa, mask_a in sums_a:  # ascending: the light sum wanted, sa - gap / 2, only grows
-                while at < n_b and sums_b[at][0] < sa - gap // 2:
-                    at += 1
-                for sb, mask_b in sums_b[max(at - 1, 0) : at + 1]:
-                    dist = abs(2 * (sa - sb) - gap)
-                    if dist < best_dist:
-                        mask = (keep_all ^ mask_a) | (mask_b << n_heavy)
-                        if search.split_allowed(heavy, light, mask):
-                            best_dist, best_mask = dist, mask
-        return best_mask
+        """``lag_splits.trade``: two partitions for one or two, or one for two."""
+        return lag_splits.trade(search, heavy, light, sizes)
 
 
 class _Best:
@@ -219,18 +172,4 @@ def split_floor(lags: list[int], sizes: list[int], total: int) -> int | None:
     return best
 
 
-def subset_sums(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
-    """Every subset of ``items`` as (sum of lags, bit mask), by size, each list sorted."""
-    out: dict[int, list[tuple[int, int]]] = {0: [(0, 0)]}
-    for i, (lg, _) in enumerate(items):
-        bit = 1 << i
-        for size in range(i, -1, -1):
-            grown = [(total + lg, mask | bit) for total, mask in out.get(size, ())]
-            if grown:
-                out.setdefault(size + 1, []).extend(grown)
-    for lst in out.values():
-        lst.sort()
-    return out
-
-
-__all__ = ["LagObjective", "split_floor", "subset_sums"]
+__all__ = ["LagObjective", "split_floor"]

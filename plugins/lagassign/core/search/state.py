@@ -253,16 +253,6 @@ class State(Loads):
         self._changes[giver] += 1
         self._changes[taker] += 1
 
-    def small_subsets(self, giver: str, taker: str) -> dict[int, list[tuple[int, int]]]:
-        """``small_subsets`` of the partitions of ``giver`` that ``taker`` may receive (bit
-        masks by place in ``giver``'s list)."""
-
-        def subsets() -> dict[int, list[tuple[int, int]]]:
-            ok = set(self.receivable(taker, giver)[0])
-            return small_subsets([(p[0], i) for i, p in enumerate(self.held[giver]) if p in ok])
-
-        return self.derived(giver, ("subsets", taker), subsets)
-
     def _reranked(self, *members: str) -> None:
         """Members whose partitions changed: their costs and places in the ranking."""
         for m in members:
@@ -317,16 +307,6 @@ class State(Loads):
         return self._ranked[-1][0]
 
 
-def small_subsets(items: list[Held]) -> dict[int, list[tuple[int, int]]]:
-    """Subsets of one or two of ``items``, (lag, place), as (sum of lags, bit mask of their
-    places), by size, each sorted."""
-    ones = [(lag, 1 << i) for lag, i in items]
-    twos = [(a[0] + b[0], a[1] | b[1]) for k, a in enumerate(ones) for b in ones[:k]]
-    ones.sort()
-    twos.sort()
-    return {1: ones, 2: twos}
-
-
 def _owners(group: GroupSnapshot) -> dict[int, str]:
     """Current owner id of each owned partition index (owned partitions the group lists)."""
     ids = group.member_ids
@@ -347,4 +327,4 @@ def layout_moves(group: GroupSnapshot, layout: IndexLayout) -> int:
     return _moves(group, _owners(group), layout)
 
 
-__all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "State", "layout_moves", "small_subsets"]
+__all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "State", "layout_moves"]

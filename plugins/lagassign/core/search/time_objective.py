@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..catchup import capacity
+from ..catchup import capacity, seconds_to_catch_up
 from ..model import GroupSnapshot
 from .engine import Exchange, Held, Search
 from .state import State
@@ -29,11 +29,8 @@ Costs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def member_cost(load: float, flow: float, cap: float) -> Cost:
     """A member's cost (see the module doc); never catching up is infinite seconds."""
-    if load <= 0 and flow <= cap:
-        return (0.0, 0.0, 0.0)
-    if flow >= cap:
-        return (math.inf, flow - cap, load)
-    return (load / (cap - flow), 0.0, 0.0)
+    seconds = seconds_to_catch_up(load, flow, cap)
+    return (seconds, flow - cap, load) if seconds == math.inf else (seconds, 0.0, 0.0)
 
 
 def sooner(a: Cost, b: Cost) -> bool:
@@ -102,26 +99,29 @@ class TimeObjective:
 
     def __init__(self, group: GroupSnapshot) -> None:
         self.capacity = capacity(group)
-        # the group as arrays, by partition index and member index
+        # The group as arrays, by partition index and member index, with one more partition
+        # at the end: ``NOTHING``, of no lag, inflow, owner or topic that any member may take
+        # (what comes back in a hand-over).
         self.cap = np.array([self.capacity[m] for m in group.member_ids], dtype=np.float64)
-        self.lags = np.array(group.lags, dtype=np.float64)
-        self.rates = np.array(
-            [r or 0.0 for r in group.columns.rates or [0.0] * len(group.lags)], dtype=np.float64
-        )
-        self.owner = np.array(group.owner_index, dtype=np.int64)
-        self.topic = group.topic_array
+        self.lags = np.array([*group.lags, 0], dtype=np.float64)
+        rates = group.columns.rates or [0.0] * len(group.lags)
+        self.rates = np.array([*(r or 0.0 for r in rates), 0.0], dtype=np.float64)
+        self.owner = np.array([*group.owner_index, -1], dtype=np.int64)
         topic_number = {t: k for k, t in enumerate(group.columns.topic_names)}
-        self.reads = np.zeros((len(group.members), len(topic_number)), dtype=bool)
+        self.topic = np.append(group.topic_array, len(topic_number))
+        self.reads = np.zeros((len(group.members), len(topic_number) + 1), dtype=bool)
+        self.reads[:, -1] = True
         for k, m in enumerate(group.members):
             self.reads[k, [topic_number[t] for t in m.topics if t in topic_number]] = True
+        self.nothing = len(group.lags)
 
     def cost_with(self, search: State, mid: str, load: int, flow: float) -> Cost:
         return member_cost(load, flow, self.capacity[mid])
 
     def swap_window(
         self, search: Search, mid: str, home: str, p: Held, lo: Cost, hi: Cost
-    ) -> tuple[float, float]:
-        return 0, math.inf  # inflow counts too: every lag may do
+    ) -> tuple[int, int] | None:
+        return None  # inflow counts too: each q is checked
 
     def _pick(
         self, search: Search, heavy: str, light: str, lag: np.ndarray, flow: np.ndarray, moves: np.ndarray
@@ -161,21 +161,19 @@ class TimeObjective:
         load = np.array([search.load[m] for m in ids], dtype=np.float64)
         flow = np.array([search.flow[m] for m in ids], dtype=np.float64)
         mine = np.array([p[1] for p in search.held[heavy]], dtype=np.int64)
-        theirs = np.array([p[1] for m in partners for p in search.held[m]], dtype=np.int64)
-        holder = np.array([index[m] for m in partners for _ in search.held[m]], dtype=np.int64)
-        room = np.array([search.may_hand_over(heavy, m) for m in partners], dtype=bool)
-        takers = np.array([index[m] for m in partners], dtype=np.int64)[room]
-        # candidates: (p's place, partner, q's place or -1)
-        i = np.concatenate(
-            (np.repeat(np.arange(len(mine)), len(takers)), np.repeat(np.arange(len(mine)), len(theirs)))
+        takers = [index[m] for m in partners if search.may_hand_over(heavy, m)]
+        # what may come back (nothing from each member with room, then every partner's
+        # partitions) and from whom; each candidate is a p of ``mine`` and one of these
+        back = np.array(
+            [self.nothing] * len(takers) + [p[1] for m in partners for p in search.held[m]], dtype=np.int64
         )
-        o = np.concatenate((np.tile(takers, len(mine)), np.tile(holder, len(mine))))
-        j = np.concatenate((np.full(len(mine) * len(takers), -1), np.tile(np.arange(len(theirs)), len(mine))))
-        p, q, swap = mine[i], theirs[np.maximum(j, 0)] if len(theirs) else np.zeros(len(j), np.int64), j >= 0
-        ok = self.reads[o, self.topic[p]] & (~swap | self.reads[h, self.topic[q]])
-        lag = self.lags[p] - np.where(swap, self.lags[q], 0.0)
-        rate = self.rates[p] - np.where(swap, self.rates[q], 0.0)
-        moves = self._moved(p, h, o) + np.where(swap, self._moved(q, o, h), 0)
+        holder = np.array(takers + [index[m] for m in partners for _ in search.held[m]], dtype=np.int64)
+        i = np.repeat(np.arange(len(mine)), len(back))
+        col = np.tile(np.arange(len(back)), len(mine))
+        p, q, o = mine[i], back[col], holder[col]
+        ok = self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
+        lag, rate = self.lags[p] - self.lags[q], self.rates[p] - self.rates[q]
+        moves = self._moved(p, h, o) + self._moved(q, o, h)
         after = _larger(
             member_costs(load[h] - lag, flow[h] - rate, self.cap[h]),
             member_costs(load[o] + lag, flow[o] + rate, self.cap[o]),
@@ -186,23 +184,11 @@ class TimeObjective:
         rows = ok.nonzero()[0]
         if not len(rows):
             return None
-        order = np.lexsort(
-            (
-                j[rows],
-                i[rows],
-                swap[rows],
-                rank[o[rows]],
-                moves[rows],
-                after[2][rows],
-                after[1][rows],
-                after[0][rows],
-            )
-        )
-        k = int(rows[order[0]])
-        held = search.held[heavy]
-        partner = ids[int(o[k])]
-        back = None if j[k] < 0 else (int(self.lags[q[k]]), int(q[k]))
-        return partner, (held[int(i[k])], back)
+        swap = col[rows] >= len(takers)
+        keys = (col[rows], i[rows], swap, rank[o[rows]], moves[rows], after[2][rows], after[1][rows])
+        k = int(rows[np.lexsort((*keys, after[0][rows]))[0]])
+        returned = None if q[k] == self.nothing else (int(self.lags[q[k]]), int(q[k]))
+        return ids[int(o[k])], (search.held[heavy][int(i[k])], returned)
 
     def _moved(self, index: np.ndarray, src: int | np.ndarray, dst: int | np.ndarray) -> np.ndarray:
         """How the moves change as each partition ``index`` passes from ``src`` to ``dst``."""

@@ -18,10 +18,8 @@ both hot partitions (18 against 2), the weakness lag-aware fixes::
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..dealing.rounds import deal_rounds
-from ..model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
+from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..shared import Shared
 from .base import Strategy, build_indexed
 
@@ -88,24 +86,8 @@ def _first_takers(
     group: GroupSnapshot, takers: list[int], spans: list[range], layout: list[list[int]]
 ) -> None:
     """Each topic's partitions, heaviest first (ties by number), one each to ``takers`` in
-    order: for topics with no more partitions than subscribers. With numpy for many."""
-    lag_array = group.lag_array
-    if sum(map(len, spans)) < NUMPY_FROM or lag_array.dtype != np.int64:
-        lags = group.lags
-        for span in spans:
-            for p, k in zip(sorted(span, key=lags.__getitem__, reverse=True), takers, strict=False):
-                layout[k].append(p)
-        return
-    spans = sorted(spans, key=lambda span: span.start)
-    sizes = np.array([len(span) for span in spans])
-    idx = np.concatenate([np.arange(span.start, span.stop) for span in spans])
-    topic = np.repeat(np.arange(len(spans)), sizes)
-    # by topic, heaviest first; lexsort is stable, so ties keep the index order
-    order = np.lexsort((-lag_array[idx], topic))
-    rank = np.arange(len(idx)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    member = np.asarray(takers)[rank]
-    by_member = np.argsort(member, kind="stable")
-    members, firsts = np.unique(member[by_member], return_index=True)
-    dealt = idx[order][by_member].tolist()
-    for k, a, b in zip(members.tolist(), firsts.tolist(), [*firsts[1:].tolist(), len(dealt)], strict=True):
-        layout[k].extend(dealt[a:b])
+    order: for topics with no more partitions than subscribers."""
+    lags = group.lags
+    for span in spans:
+        for p, k in zip(sorted(span, key=lags.__getitem__, reverse=True), takers, strict=False):
+            layout[k].append(p)

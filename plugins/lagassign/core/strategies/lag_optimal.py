@@ -84,8 +84,6 @@ import heapq
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-import numpy as np
-
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..exact.lag_milp import check_exact_budget, deal_to_owners, solve
 from ..model import Assignment, GroupSnapshot, TopicPartition
@@ -98,6 +96,7 @@ from ..search.state import Loads
 from ..shared import Shared
 from .base import CertifiedAssignment, Strategy, build
 from .lag import _layout as _lag_layout
+from .lag import lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
 from .sticky import sticky_passes
 
@@ -127,15 +126,8 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
     # and a member's count is its list's length
     heap = [(0, ties[mid], mid, layout[mid]) for mid in group.member_ids]
     heapq.heapify(heap)
-    arr = group.lag_array
-    if arr.dtype != object and len(index) == len(arr):  # every partition: indices are positions
-        ordered = np.argsort(-arr, kind="stable").tolist()
-    elif arr.dtype != object:
-        ordered = np.asarray(index)[np.argsort(-arr[index], kind="stable")].tolist()
-    else:
-        ordered = sorted(index, key=lambda i: -lags[i])  # stable: equal lags by index
     heappop, heapreplace = heapq.heappop, heapq.heapreplace
-    for i in ordered:
+    for i in sorted(index, key=lambda i: -lags[i]):  # stable: equal lags by index
         load, t, mid, held = heap[0]
         while len(held) > floor or (len(held) == floor and not ceil_slots):
             heappop(heap)  # full: dropped from the heap for good
@@ -156,21 +148,6 @@ def _lag_aware_seed(group: GroupSnapshot, tie) -> IndexLayout:
     if index is None:
         return to_index(group, lag_aware_layout(group, tie))
     return dict(zip(group.member_ids, index, strict=True))
-
-
-def _meets_count_guarantee(group: GroupSnapshot, layout: IndexLayout) -> bool:
-    """``scoring.meets_count_guarantee`` on partition indices."""
-    counts = {mid: len(idx) for mid, idx in layout.items()}
-    if max(counts.values()) - min(counts.values()) <= 1:
-        return True
-    fewest_of: dict[int, int] = {}  # per subscriber list: topics with the same subscribers share one
-    fewest = {}
-    for t, subs in group.subscribers.items():
-        if id(subs) not in fewest_of:
-            fewest_of[id(subs)] = min(counts[mid] for mid in subs)
-        fewest[t] = fewest_of[id(subs)]
-    topic = group.columns.topics
-    return all(fewest[topic[i]] > counts[mid] - 2 for mid, idx in layout.items() for i in idx)
 
 
 # The exact polish builds one binary variable per (partition, eligible member) pair: beyond this
@@ -239,9 +216,8 @@ class LagOptimalStrategy(Strategy):
             yield "sticky", to_index(group, sticky_passes(group)), True
         # with mixed subscriptions lag-aware's own build is a second start (step 4)
         yield "lag-aware", _lag_aware_seed(group, None), not group.identical_subscriptions
-        by_lag = {mid: list(idx) for mid, idx in zip(group.member_ids, _lag_layout(group), strict=True)}
-        if _meets_count_guarantee(group, by_lag):
-            yield "lag", by_lag, False
+        if meets_count_guarantee(group, lag_layout(group)):
+            yield "lag", dict(zip(group.member_ids, map(list, _lag_layout(group)), strict=True)), False
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on

@@ -1,52 +1,60 @@
-"""numpy forms of ``LagObjective``'s re-split and trade: the same answers, from ``NUMPY_POOL``
-partitions of the two members on.
+"""lag-optimal's re-splits and trades: several partitions of two members for several.
 
-Both plain forms look at candidates in a fixed order and keep the first allowed one of the
-best; here every candidate is scored at once, the candidates are sorted by (score, that
-order), and ``search.split_allowed`` is asked in that order until one is allowed. From
-``NUMPY_POOL`` partitions this is the faster form (the figures: ``bench/README.md``);
-``tests/core/search/test_lag_numpy.py`` keeps the two forms equal.
+Both look at many candidates at once, as numpy arrays, and keep the first allowed one of the
+best in a fixed order (``search.split_allowed`` is asked in that order until one is allowed):
+
+* ``split``: the pool of both members' partitions dealt out again, met in the middle: each
+  subset of the pool's first half against the two subsets of its second half, of the size
+  that gives ``heavy`` one of the counts it may end with, whose sums bring its share nearest
+  half the pool's lag; the lowest larger side wins (order: size, first-half subset by
+  size, sum and mask, then the neighbour below before the one above).
+* ``trade``: two of ``heavy``'s partitions for one or two of ``light``'s, or one for two,
+  with the smallest |2d - gap| (d the lag that passes from heavy to light; order: kind, the
+  heavy subset by sum and places, the neighbour below first).
+
+Sums are exact int64: pools whose lags sum to ``LAG_LIMIT`` or more are not re-split or
+traded (exchanges of one partition still run).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from .engine import Search
 
-#: from this many partitions of the two members the numpy forms run
-NUMPY_POOL = 16
-#: pools whose lags sum to less than this are summed exactly as floats (BLAS); trades need
-#: twice the sums within int64
-FLOAT_SAFE = 1 << 53
-
-_SUBSET_BITS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: pools of two members whose lags sum to this or more are left alone (sums stay in int64)
+LAG_LIMIT = 1 << 58
 
 
+@functools.lru_cache(maxsize=32)
 def _subset_bits(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bit mask, its bits (one row per mask, as floats) and its size, of every subset of n
-    items: the same for every pool half of n partitions, so made once per n (read-only)."""
-    if n not in _SUBSET_BITS:
-        masks = np.arange(1 << n, dtype=np.int64)
-        bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
-        _SUBSET_BITS[n] = (masks, bits.astype(np.float64), np.add.reduce(bits, axis=1))
-    return _SUBSET_BITS[n]
+    """Bit mask, its bits (one row per mask) and its size, of every subset of n items (the
+    same for every pool half of n partitions; read-only)."""
+    masks = np.arange(1 << n, dtype=np.int64)
+    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    sizes = np.add.reduce(bits, axis=1)
+    for array in (masks, bits, sizes):
+        array.flags.writeable = False
+    return masks, bits, sizes
 
 
 def _subset_table(lags: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Size, sum of lags and bit mask of every subset, sorted by size, then sum, then mask
-    (``objectives.subset_sums``' order). Sums are made as floats, exactly below 2**53."""
+    """Size, sum of lags and bit mask of every subset, sorted by size, then sum, then mask."""
     masks, bits, sizes = _subset_bits(len(lags))
-    sums = (bits @ np.array(lags, dtype=np.float64)).astype(np.int64)
+    sums = bits @ np.array(lags, dtype=np.int64)
     order = np.lexsort((masks, sums, sizes))
     return sizes[order], sums[order], masks[order]
 
 
 def split(search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
-    """``LagObjective.best_split`` (same pairs of half-pool subsets, same order); None where
-    the lags are too large to sum exactly as floats (the caller then runs the plain form)."""
+    """The partitions ``heavy`` keeps (a bit mask over ``held[heavy] + held[light]``) in the
+    best allowed re-split that ends below its load (see the module doc); None when none does."""
     pool = search.held[heavy] + search.held[light]
     total = search.load[heavy] + search.load[light]
+    if total >= LAG_LIMIT:
+        return None
     half = len(pool) // 2
     l_size, l_sum, l_mask = _subset_table([p[0] for p in pool[:half]])
     r_size, r_sum, r_mask = _subset_table([p[0] for p in pool[half:]])
@@ -54,7 +62,7 @@ def split(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
     span = total + 3
     r_keys = r_size * span + r_sum + 1  # ascending: by size, then sum
     start = r_size.searchsorted(np.arange(n_right + 2))
-    # bisect_left(sums, total / 2 - sa) over integer sums: the same as for its ceiling
+    # the first right sum at or above half the pool's lag less the left sum, per left subset
     x = np.minimum(np.maximum((total + 1) // 2 - l_sum, -1), total + 1) + 1
     n_left = len(l_size)
     picks, orders = [], []
@@ -64,7 +72,7 @@ def split(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
         b = b[rows]
         first, length = start[b], start[b + 1] - start[b]
         k = r_keys.searchsorted(b * span + x[rows]) - first
-        lower = first + np.maximum(k - 1, 0)  # the slice [k - 1 or 0 : k + 1]
+        lower = first + np.maximum(k - 1, 0)  # the neighbour below (or the first)
         has_upper = (k > 0) & (k < length)
         base = (si * n_left + rows) * 2
         picks += [rows, lower, rows[has_upper], (first + k)[has_upper]]
@@ -82,7 +90,7 @@ def split(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
 
 def _pairs(places: np.ndarray, lags: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sum, higher place and lower place (-1 for none) of every subset of ``size`` (1 or 2)
-    items, sorted as ``engine.small_subsets`` sorts (sum, then bit mask)."""
+    items, sorted by sum, then places."""
     if size == 1:
         hi, lo = places, np.full(len(places), -1)
         sums = lags
@@ -94,16 +102,22 @@ def _pairs(places: np.ndarray, lags: np.ndarray, size: int) -> tuple[np.ndarray,
     return sums[order], hi[order], lo[order]
 
 
+def _side(search: Search, giver: str, taker: str) -> tuple[np.ndarray, np.ndarray]:
+    """Places (in ``giver``'s list) and lags of the partitions ``taker`` may receive."""
+    ok = set(search.receivable(taker, giver)[0])
+    held = search.held[giver]
+    places = [i for i, p in enumerate(held) if p in ok]
+    return np.array(places, dtype=np.int64), np.array([held[i][0] for i in places], dtype=np.int64)
+
+
 def trade(search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
-    """``LagObjective.best_trade`` (same candidates, same order)."""
+    """The best allowed trade (see the module doc) as a keep mask over the pool like
+    ``split``'s, ``heavy`` ending with one of ``sizes`` partitions; None when none helps."""
     n_heavy = len(search.held[heavy])
     gap = search.load[heavy] - search.load[light]
-    sides = []
-    for giver, taker in ((heavy, light), (light, heavy)):
-        ok = set(search.receivable(taker, giver)[0])
-        held = search.held[giver]
-        places = np.array([i for i, p in enumerate(held) if p in ok], dtype=np.int64)
-        sides.append((places, np.array([held[i][0] for i in places.tolist()], dtype=np.int64)))
+    if search.load[heavy] + search.load[light] >= LAG_LIMIT:
+        return None
+    sides = (_side(search, heavy, light), _side(search, light, heavy))
     scored = []
     for kind, (given, taken) in enumerate(((2, 2), (2, 1), (1, 2))):
         if n_heavy - given + taken not in sizes:
@@ -115,7 +129,6 @@ def trade(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
         at = sb.searchsorted(sa - gap // 2)
         first = np.maximum(at - 1, 0)
         second = (at >= 1) & (at < len(sb))
-        # the plain loop's order: by kind, then heavy subset, then the neighbour below first
         for which, (neighbour, rows) in enumerate(
             ((first, np.arange(len(sa))), (at[second], second.nonzero()[0]))
         ):
@@ -137,4 +150,4 @@ def trade(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
     return None
 
 
-__all__ = ["NUMPY_POOL", "split", "trade"]
+__all__ = ["LAG_LIMIT", "split", "trade"]
