@@ -1,6 +1,6 @@
 """sticky's chain pass (core/dealing/fewer_moves.py) without Java: the issue's smallest case,
-balance, the same answer whatever the process's hash seed, the kept bound's stop and the
-recency rule (core/dealing/holdings.py)."""
+balance, the same answer whatever the process's hash seed, and the recency rule
+(core/dealing/holdings.py)."""
 
 from __future__ import annotations
 
@@ -109,73 +109,6 @@ def _tiny_mixed_case(rnd) -> dict:
                 rnd.choice(members)["owned"].append([t, p])
     parts = [{"topic": t, "partition": p, "lag": 0} for t, n in sizes.items() for p in range(n)]
     return {"group": "g", "members": members, "partitions": parts}
-
-
-def _balanced_layouts(group):
-    """Every layout of the group's partitions that meets Kafka's balance condition."""
-    import itertools
-
-    tps = list(group.assignable)
-    for pick in itertools.product(*(group.subscribers[tp.topic] for tp in tps)):
-        members = {mid: [] for mid in group.member_ids}
-        for tp, mid in zip(tps, pick, strict=True):
-            members[mid].append(tp)
-        if kafka_balance_violation(group, members) is None:
-            yield members
-
-
-def test_the_kept_bound_holds_for_every_balanced_layout():
-    """``most_kept`` (which lets the search stop early) never promises less than some balanced
-    layout keeps, and every balanced layout's counts and topics lie in ``CountBounds``."""
-    import random
-
-    from lagassign.core.dealing.holdings import Holdings
-    from lagassign.core.dealing.kept_bound import CountBounds, most_kept
-
-    rnd = random.Random(16)
-    checked = 0
-    for _ in range(300):
-        group = parse_case(_tiny_mixed_case(rnd))
-        layouts = list(_balanced_layouts(group))
-        if not layouts:
-            continue
-        state = Holdings(group, rnd.choice(layouts), False)
-        most = most_kept(state)
-        bounds = CountBounds(state)
-        assert most is not None and bounds.consistent
-        for layout in layouts:
-            kept = sum(1 for mid, tps in layout.items() for tp in tps if group.owner.get(tp) == mid)
-            assert kept <= most
-            for mid, tps in layout.items():
-                assert bounds.least[mid] <= len(tps) <= bounds.most[mid]
-                assert all(frozenset(group.subscribers[tp.topic]) in bounds.allowed[mid] for tp in tps)
-        checked += 1
-    assert checked > 200
-
-
-def test_stopping_at_the_kept_bound_changes_nothing(monkeypatch):
-    """The search stops once no balanced layout could keep more (``most_kept``): the same
-    layouts as searching on until no chain helps (the bound's one equality test)."""
-    import random
-
-    from kafka_java import random_case
-    from lagassign.core.dealing import fewer_moves as fm
-    from lagassign.core.dealing.loadbook import LoadBook
-    from lagassign.core.strategies.sticky import sticky_passes
-
-    def run(group):
-        book = LoadBook(group, layout=sticky_passes(group))
-        saved = fm.fewer_moves(group, book)
-        return saved, book.assignment()
-
-    rnd = random.Random(23)
-    for _ in range(120):
-        group = parse_case(random_case(rnd, subscriptions="mixed", owned=True, racks=False))
-        fast = run(group)
-        with monkeypatch.context() as patch:
-            patch.setattr(fm, "most_kept", lambda state: None)
-            slow = run(group)
-        assert fast == slow
 
 
 def _random_chain(rnd, state, group):

@@ -5,6 +5,5 @@
   subscribers).
 * ``fewer_moves``: sticky's search for chains of hand-overs that balance counts with few
   moves, on ``holdings`` (who holds what, in recency order), ``handovers`` (each hand-over's
-  cost and partitions), ``chains`` (shortest chains between members) and ``kept_bound`` (when
-  no balanced layout could keep more, the search stops).
+  cost and partitions) and ``chains`` (shortest chains between members).
 """

@@ -23,7 +23,6 @@ from ..model import GroupSnapshot
 from .chains import candidates, cost, path, shortest
 from .handovers import INF, RACK_WEIGHT, Choices, Matrix, Options, edges, variants
 from .holdings import Holdings, Scope, Steps
-from .kept_bound import most_kept
 from .loadbook import LoadBook
 
 #: above this many members, or (partition, eligible member) pairs, the search runs in blocks
@@ -68,26 +67,17 @@ def fewer_moves(group: GroupSnapshot, book: LoadBook, racks: bool = False) -> in
 
 def _search(state: Holdings, scope: Scope, two_steps: bool) -> int:
     """Apply chains inside ``scope`` until none helps (with ``two_steps``, no pair of chains
-    either); return the total cost saved. A search of the whole group without racks stops once
-    no balanced layout could keep more partitions with their previous owners (``most_kept``)."""
+    either); return the total cost saved."""
     if not _can_gain(state, scope):
         return 0
-    most = most_kept(state) if two_steps and not state.racks and not _violations(state) else None
     saved = 0
-    while most is None or _kept(state) < most:
+    while True:
         gain = _chains(state, scope)
         if gain is None and two_steps:
             gain = _two_chains(state, scope)
         if gain is None:
-            break
+            return saved
         saved -= gain
-    return saved
-
-
-def _kept(state: Holdings) -> int:
-    """How many partitions sit with their previous owners."""
-    before = state.group.owner
-    return sum(1 for tp, mid in state.owner.items() if before.get(tp) == mid)
 
 
 def _search_in_blocks(state: Holdings, pairs: int) -> int:
