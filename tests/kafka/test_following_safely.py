@@ -7,10 +7,16 @@ Kafka's default intervals); here intervals are shorter so that the suite stays f
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import followkit as fk
 import pytest
+from confluent_kafka import Consumer
+from faultkit import free_port
+from kafkakit import config_flags, run_cli
+from lagassign.kafka.plans import PlanStore
+from lagassign.store import AuditStore
 
 pytestmark = pytest.mark.kafka
 
@@ -99,11 +105,6 @@ def test_bad_credentials_and_tls_fail_at_once_with_what_is_wrong(broker, tmp_pat
 
 
 def test_an_unreachable_broker_fails_within_the_timeout(tmp_path):
-    import time
-
-    from faultkit import free_port
-    from kafkakit import run_cli
-
     started = time.monotonic()
     run = run_cli(
         "snapshot",
@@ -120,11 +121,6 @@ def test_an_unreachable_broker_fails_within_the_timeout(tmp_path):
 
 def test_subscribe_groups_are_evaluated_and_recorded_but_never_published(kit, tmp_path):
     """A real subscribe() group with a skew the gate would act on: recorded, not published."""
-    from confluent_kafka import Consumer
-    from kafkakit import config_flags, run_cli
-    from lagassign.kafka.plans import PlanStore
-    from lagassign.store import AuditStore
-
     topic = kit.topic("orders", 4)
     kit.produce(topic, {0: 500, 1: 500, 2: 10, 3: 10})  # range: 1,000 vs 20
     group = kit.name(f"sub{uuid.uuid4().hex[:4]}")

@@ -18,8 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import brokerctl
 import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from kafkakit import Kit, config_flags, needs, run_cli, wait_until
+from lagassign.client import GroupMembersError, PlanConsumer
+from lagassign.core.handover import Marker
+from lagassign.core.outcome import outcome_of
+from lagassign.kafka.admin import AdminHook
+from lagassign.kafka.groupsfile import load_groups_file
+from lagassign.kafka.plans import PlanStore
+from lagassign.kafka.snapshot import take_snapshot
 
 pytestmark = pytest.mark.kafka
 
@@ -33,8 +42,6 @@ def member(kit: Kit) -> Iterator[Any]:
     made: list[Any] = []
 
     def join(group: str, topic: str, protocol: str, client_id: str = "intruder") -> Any:
-        from confluent_kafka import Consumer
-
         if protocol == "consumer":
             needs(kit.broker, "consumer protocol")
         conf = {"group.id": group, "client.id": client_id, "group.protocol": protocol}
@@ -52,8 +59,6 @@ def member(kit: Kit) -> Iterator[Any]:
 
 
 def _assign_mode_commit(kit: Kit, group: str, topic: str, offset: int) -> None:
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer(kit.config({"group.id": group, "enable.auto.commit": False}))
     try:
         consumer.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
@@ -63,8 +68,6 @@ def _assign_mode_commit(kit: Kit, group: str, topic: str, offset: int) -> None:
 
 def _committed(config: dict[str, Any], group: str, topic: str, partition: int = 0) -> Any:
     """(offset, metadata) the group has committed for the partition; (None, None) if none."""
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
     try:
         [tp] = consumer.committed([TopicPartition(topic, partition)], timeout=15)
@@ -79,8 +82,6 @@ def test_kafka_refuses_commits_from_outside_the_protocol_while_the_group_has_mem
 ) -> None:
     """What the broker answers (measured: UNKNOWN_MEMBER_ID on Kafka 4.4 for both protocols,
     and on noida), and that the same commit is accepted once the group is empty again."""
-    from confluent_kafka import KafkaException
-
     topic = kit.topic("t", 1)
     group = kit.name(f"members-{protocol}")
     intruder = member(group, topic, protocol)
@@ -94,8 +95,6 @@ def test_kafka_refuses_commits_from_outside_the_protocol_while_the_group_has_mem
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_plan_consumer_on_a_group_with_members_fails_at_once(kit: Kit, member: Any, protocol: str) -> None:
-    from lagassign.client import GroupMembersError, PlanConsumer
-
     topic = kit.topic("t", 1)
     group = kit.name(f"pc-{protocol}")
     member(group, topic, protocol, client_id="billing-app")
@@ -117,9 +116,6 @@ def test_a_plan_consumer_fails_when_a_member_joins_and_kafka_refuses_its_commit(
     """Started on an empty group, it consumes and commits; a subscribe() consumer joins the
     group id: the next commit is refused by Kafka, and poll() raises instead of going on with
     commits that are lost."""
-    from lagassign.client import GroupMembersError, PlanConsumer
-    from lagassign.kafka.plans import PlanStore
-
     topic = kit.topic("t", 1)
     plans = kit.topic("plans", 1, {"cleanup.policy": "compact"})
     group = kit.name("joined")
@@ -156,8 +152,6 @@ def test_publishing_for_a_group_with_live_members_is_refused_and_recorded(
 ) -> None:
     """``lagassign plan --apply`` and ``lagassign publish`` refuse in one line naming the
     member, the audit trail records the refusal, and the plans topic holds no plan."""
-    from lagassign.kafka.plans import PlanStore
-
     topic = kit.topic("t", 4)
     plans = kit.topic("plans", 1, {"cleanup.policy": "compact"})
     kit.produce(topic, {0: 400, 1: 10, 2: 10, 3: 10})
@@ -165,9 +159,6 @@ def test_publishing_for_a_group_with_live_members_is_refused_and_recorded(
     groups_file = tmp_path / "groups.yaml"
     groups_file.write_text(f"groups:\n  - group: {group}\n    topics: [{topic}]\n    instances: [w0, w1]\n")
     member(group, topic, protocol, client_id="rogue")
-    from lagassign.kafka.admin import AdminHook
-    from lagassign.kafka.groupsfile import load_groups_file
-    from lagassign.kafka.snapshot import take_snapshot
 
     snap = take_snapshot(
         AdminHook(kit.config(), timeout=15),
@@ -207,7 +198,6 @@ def test_publishing_for_a_group_with_live_members_is_refused_and_recorded(
     [g] = shown["groups"]
     assert g["decision"]["go"] and g["decision"]["outcome"].startswith(f"refused: group {group} has 1 live")
     assert g["publications"] == []
-    from lagassign.core.outcome import outcome_of
 
     assert outcome_of(shown, g).label == "refused: group has members"
 
@@ -226,10 +216,6 @@ def test_a_plan_consumer_keeps_its_place_beyond_the_offset_retention(broker: Any
     their last commit (``offsets.retention.minutes=1``, checked every 5 s). A plain assign()
     commit is gone after that; a PlanConsumer whose partition receives nothing for longer
     keeps its place (offset and handover marker), and its successor resumes there."""
-    import brokerctl
-    from lagassign.client import PlanConsumer
-    from lagassign.kafka.plans import PlanStore
-
     if broker.kind == "noida":
         pytest.skip("noida takes no broker settings (offsets.retention.minutes)")
     own = brokerctl.start_private(
@@ -269,7 +255,6 @@ def test_a_plan_consumer_keeps_its_place_beyond_the_offset_retention(broker: Any
         # Kafka's rule: the control's offset expired about a minute after its commit; the
         # PlanConsumer's is there, with its handover marker
         assert gone == (None, None)
-        from lagassign.core.handover import Marker
 
         marker = Marker.decode(kept[1])
         assert kept[0] == 5 and marker is not None and (marker.instance, marker.released) == ("w0", False)

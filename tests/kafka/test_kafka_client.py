@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
 from kafkakit import Kit, wait_until
 from lagassign.client import PlanConsumer
 from lagassign.kafka.plans import Plan, PlanStore
@@ -96,8 +97,6 @@ def test_three_instances_switch_plans_without_loss_or_overlap(kit: Kit) -> None:
 
 
 def test_waits_for_a_plan_then_ignores_older_and_unreadable_records(kit: Kit) -> None:
-    from confluent_kafka import Producer
-
     topic = kit.topic("data", 2)
     group = kit.name("late")
     plans = kit.name("plans-later")
@@ -131,8 +130,6 @@ def test_waits_for_a_plan_then_ignores_older_and_unreadable_records(kit: Kit) ->
         assert consumer.version == 2 and consumer.assignment == [(topic, 1)]
         assert later == [(1, 5), (1, 6), (1, 7)]
     # closing committed what was processed
-    from confluent_kafka import Consumer, TopicPartition
-
     check = Consumer(kit.config({"group.id": group}))
     try:
         [tp] = check.committed([TopicPartition(topic, 1)], timeout=15)

@@ -9,13 +9,19 @@ from typing import ClassVar
 import lagassign
 import pyarrow.parquet as pq
 import pytest
+from confluent_kafka import Consumer, Producer
 from kafkakit import Kit, config_flags, run_cli, wait_until
+from lagassign.cli.plans import plan_text
 from lagassign.core.case import parse_case
+from lagassign.core.liveness import InstanceStatus
+from lagassign.evaluation import evaluate_snapshot
 from lagassign.kafka.admin import AdminHook
 from lagassign.kafka.groupsfile import AssignGroup
 from lagassign.kafka.plans import PlanStore
 from lagassign.kafka.snapshot import take_snapshot
 from lagassign.kafka.snapshot_rows import racks_by_partition, replica_racks
+from lagassign.kafka.status import ensure_status_topic, now_ms, partition_for, status_key
+from lagassign.store import AuditStore
 from lagassign.tables.snapshot import read_snapshot
 
 pytestmark = pytest.mark.kafka
@@ -108,8 +114,6 @@ def test_offset_only_groups_are_discovered(module_kit: Kit, cluster: dict) -> No
 
 
 def test_subscribed_members_are_described(module_kit: Kit, cluster: dict, tmp_path) -> None:
-    from confluent_kafka import Consumer
-
     group = module_kit.name("live")
     consumer = Consumer(
         module_kit.config(
@@ -140,10 +144,6 @@ def test_subscribed_members_are_described(module_kit: Kit, cluster: dict, tmp_pa
     assert sorted(a["partition"] for a in member["assignment"]) == list(range(6))
     assert len(_rows(snap, group)) == 6
     # what the group runs reaches its evaluation, the audit trail and `plans show`
-    from lagassign.cli.plans import plan_text
-    from lagassign.evaluation import evaluate_snapshot
-    from lagassign.store import AuditStore
-
     [evaluation] = evaluate_snapshot(snap.write(tmp_path / "snapshot"), ["range", "lag", "current"])
     assert (evaluation.group_type, evaluation.assignor) == (grow["group_type"], "range")
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
@@ -213,10 +213,6 @@ def test_instances_announce_their_rack_and_capacity(module_kit: Kit, cluster: di
     """Status records (as PlanConsumer's announcer writes them) give the planner each instance's
     rack and capacity: stated, or its rate while it is behind; both reach the case, through
     Parquet, and put the group into planning in time."""
-    from confluent_kafka import Producer
-    from lagassign.core.liveness import InstanceStatus
-    from lagassign.kafka.status import ensure_status_topic, now_ms, partition_for, status_key
-
     kit = module_kit
     status_topic = kit.name("status")
     parts = ensure_status_topic(kit.config(), status_topic, partitions=1)

@@ -12,9 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer
 from kafkakit import Kit, config_flags, needs, run_cli, wait_until
+from lagassign.cli.plans import plan_text, with_kafka_choice
+from lagassign.evaluation import evaluate_snapshot
 from lagassign.kafka.admin import AdminHook
+from lagassign.kafka.groupdescribe import UnsupportedDescribe
 from lagassign.kafka.snapshot import take_snapshot
+from lagassign.store import AuditStore
 
 pytestmark = pytest.mark.kafka
 
@@ -33,8 +38,6 @@ class Fleet:
         self.thread.start()
 
     def join(self, name: str, protocol: str, topics: list[str] | None = None, **extra: Any) -> None:
-        from confluent_kafka import Consumer
-
         conf = {
             "group.id": self.group,
             "client.id": f"{protocol}-{name}",
@@ -156,9 +159,6 @@ def test_consumer_protocol_members_are_read_with_racks_subscriptions_and_targets
     assert (calls["api_versions"], calls["find_coordinator"], calls["consumer_group_describe"]) == (1, 1, 1)
 
     # evaluated like every group; uniform's row is the broker's choice on every surface
-    from lagassign.cli.plans import plan_text, with_kafka_choice
-    from lagassign.evaluation import evaluate_snapshot
-    from lagassign.store import AuditStore
 
     folder = snap.write(tmp_path / "snapshot")
     [evaluation] = evaluate_snapshot(folder, ["range", "uniform", "lag-optimal", "current"])
@@ -186,8 +186,6 @@ def test_without_the_coordinators_answer_confluent_kafkas_description_is_kept_an
     """Where ConsumerGroupDescribe cannot be sent (SASL: no SASL listener here, so the reader's
     refusal is stood in for), the group is read as confluent-kafka describes it, and the
     manifest says what is missing and why."""
-    from lagassign.kafka.groupdescribe import UnsupportedDescribe
-
     needs(kit.broker, "consumer protocol")
     topic = kit.topic("t", 3)
     group = kit.name("nosasl")
