@@ -3,7 +3,8 @@
 Members with the same subscription form a class sharing one lazy min-heap, so a lookup for a
 topic looks only at the heads of the classes that subscribe to it: one heap in the common case
 of identical subscriptions, however many members there are. Shared by the count-balancing
-strategies (sticky, cooperative-sticky, fair, lag-aware, lag-optimal).
+strategies (sticky and cooperative-sticky with Kafka's rack rules, lag-aware); fair's circles
+and lag-aware's rounds (``rounds``) give its answers where it would be slower.
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ result at least as good as Kafka's on moves and rack-local partitions at once:
 2. The rest, topics with fewest subscribers first, go to the emptiest subscribed member,
    rack-local ones first (members ordered by partition count, then id).
 3. While some member could take a partition of one with two more, partitions are walked in
-   that order and handed to the emptiest subscriber, preferring to keep a rack-local one
-   unless a rack-local member is emptier; a partition that undoes an earlier move goes back
-   (``_Moves``). Kafka keeps the result only if it lowers the pairwise count spread.
+   that order and each handed to the emptiest subscriber when another subscriber has two
+   fewer than its owner (Kafka asks a rack-local one first, then any, so either way this);
+   a partition that undoes an earlier move goes back (``_Moves``). Kafka keeps the result
+   only if it lowers the pairwise count spread.
 
 ``kafka_general(group)`` is the eager result; ``kafka_general_cooperative(group)`` reruns it,
 as Kafka's ``CooperativeStickyAssignor`` does, until no partition is withheld.
@@ -196,8 +197,8 @@ class _GeneralBuilder:
 
     def _perform(self, partitions: list[TopicPartition]) -> bool:
         """Kafka's ``performReassignments``: walk the partitions until balanced, handing each
-        to the emptiest subscriber where some subscriber (a rack-local one first, if it is
-        rack-local) has two fewer; return whether any moved."""
+        to the emptiest subscriber where some subscriber has two fewer; return whether any
+        moved."""
         done = False
         modified = True
         while modified:
@@ -211,14 +212,10 @@ class _GeneralBuilder:
         return done
 
     def _should_move(self, tp: TopicPartition) -> bool:
+        """Whether another subscriber has two fewer partitions than ``tp``'s owner (Kafka asks
+        a rack-local one first, then any: a rack-local one is one of them, so either asks this)."""
         n = len(self.cur[self.owner[tp]])
-        others = [o for o in self.subs[tp.topic] if o in self.cur]
-        mid = self.owner[tp]
-        if self.rack.get(mid) is not None and self.rack[mid] in self.prack[tp]:
-            local = [o for o in others if self.rack.get(o) is not None and self.rack[o] in self.prack[tp]]
-            if any(n > len(self.cur[o]) + 1 for o in local):
-                return True
-        return any(n > len(self.cur[o]) + 1 for o in others)
+        return any(n > len(self.cur[o]) + 1 for o in self.subs[tp.topic] if o in self.cur)
 
     def _emptiest(self, tp: TopicPartition) -> str:
         return next(mid for mid in self._ranked() if tp.topic in self.topics[mid])
