@@ -137,9 +137,8 @@ class TimeObjective:
         ok = _sooner(after, search.cost[heavy])
         if search.max_moves is not None:
             ok &= search.moves + moves <= search.max_moves
-        rows = ok.nonzero()[0]
-        order = np.lexsort((rows, moves[rows], after[2][rows], after[1][rows], after[0][rows]))
-        return rows[order]
+        rows = ok.nonzero()[0]  # ascending: the sort is stable, so equals keep their order
+        return rows[np.lexsort((moves[rows], after[2][rows], after[1][rows], after[0][rows]))]
 
     def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
         """``best_exchange_any`` with ``light`` alone."""
@@ -184,8 +183,8 @@ class TimeObjective:
         rows = ok.nonzero()[0]
         if not len(rows):
             return None
-        swap = col[rows] >= len(takers)
-        keys = (col[rows], i[rows], swap, rank[o[rows]], moves[rows], after[2][rows], after[1][rows])
+        # rows ascend by (i, col), which the stable sort keeps among equals
+        keys = (col[rows] >= len(takers), rank[o[rows]], moves[rows], after[2][rows], after[1][rows])
         k = int(rows[np.lexsort((*keys, after[0][rows]))[0]])
         returned = None if q[k] == self.nothing else (int(self.lags[q[k]]), int(q[k]))
         return ids[int(o[k])], (search.held[heavy][int(i[k])], returned)
@@ -214,16 +213,14 @@ class TimeObjective:
         (in order by kind, then heavy's subset, then light's)."""
         n_heavy = len(search.held[heavy])
         give, take = self._subsets(search, heavy, light), self._subsets(search, light, heavy)
-        pairs, lag, flow, moves = [], [], [], []
+        kinds, lag, flow, moves = [], [], [], []
         for given, taken in ((2, 2), (2, 1), (1, 2)):
-            if n_heavy - given + taken not in sizes:
-                continue
-            a, b = give[given], take[taken]
-            ia, ib = np.repeat(np.arange(len(a[0])), len(b[0])), np.tile(np.arange(len(b[0])), len(a[0]))
-            pairs += [(a[0], b[0], ia, ib)]
-            lag.append(a[1][ia] - b[1][ib])
-            flow.append(a[2][ia] - b[2][ib])
-            moves.append(a[3][ia] + b[3][ib])
+            if n_heavy - given + taken in sizes:
+                a, b = give[given], take[taken]  # every (a, b) pair: a row of a, b across
+                kinds.append((a[0], b[0]))
+                lag.append((a[1][:, None] - b[1]).ravel())
+                flow.append((a[2][:, None] - b[2]).ravel())
+                moves.append((a[3][:, None] + b[3]).ravel())
         if not lag:
             return None
         best = self._pick(
@@ -233,9 +230,9 @@ class TimeObjective:
         keep_all = (1 << n_heavy) - 1
         for k in best.tolist():
             kind = int(np.searchsorted(starts, k, side="right")) - 1
-            a_bits, b_bits, ia, ib = pairs[kind]
-            at = k - int(starts[kind])
-            mask = (keep_all ^ a_bits[ia[at]]) | (b_bits[ib[at]] << n_heavy)
+            a_bits, b_bits = kinds[kind]
+            ia, ib = divmod(k - int(starts[kind]), len(b_bits))
+            mask = (keep_all ^ a_bits[ia]) | (b_bits[ib] << n_heavy)
             if search.split_allowed(heavy, light, mask):
                 return mask
         return None
