@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
 from lagassign.core.outcome import Outcome
-from lagassign.pipeline.health import Overview, group_row, status_figures
+from lagassign.pipeline.health import status_figures
+from lagassign.pipeline.overview import Overview, group_row
 
 pytestmark = pytest.mark.airflow
 
@@ -77,7 +79,7 @@ def _rows() -> list[dict[str, Any]]:
 
 
 def test_the_list_shows_status_lag_consumers_and_plans_and_escapes_names() -> None:
-    from lagassign.pipeline.health import sort_rows
+    from lagassign.pipeline.overview import sort_rows
     from lagassign.workflow.groups_page import ListQuery, filter_rows, groups_list_html
 
     ov = Overview("c-1", NOW, True, "cluster", _rows())
@@ -149,9 +151,9 @@ def test_the_group_page_charts_lag_over_time_with_plans_and_failovers() -> None:
 def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     from fastapi.testclient import TestClient
     from lagassign.store import AuditStore
-    from lagassign.workflow import groups_ui
+    from lagassign.workflow import group_overviews, groups_ui
     from lagassign.workflow.plugin import app  # the plugin adds the groups routes to the app
-    from lagassign.workflow.ui import require_login
+    from lagassign.workflow.web import require_login
 
     url = f"sqlite:///{tmp_path / 'audit.db'}"
     with AuditStore(url) as store:
@@ -164,8 +166,8 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         '{"conn_type": "generic", "extra": {"bootstrap.servers": "127.0.0.1:1"}}',
     )
     monkeypatch.setenv("LAGASSIGN_GROUPS_READ_TIMEOUT", "1")
-    monkeypatch.setattr(groups_ui, "overviews", groups_ui.Overviews())
-    monkeypatch.setattr(groups_ui, "_stores", {})
+    monkeypatch.setattr(group_overviews, "overviews", group_overviews.Overviews())
+    monkeypatch.setattr(group_overviews, "_stores", {})
     app.dependency_overrides[require_login] = lambda: "admin"
     try:
         yield TestClient(app, follow_redirects=False), TestClient(groups_ui.metrics_app)
@@ -185,7 +187,7 @@ def test_an_unreachable_cluster_shows_the_health_jobs_record_with_its_age(
     one = pages.get("/groups/show", params={"group": "orders"}, headers={"Accept": "text/html"})
     assert one.status_code == 200 and "Lag over time" in one.text and 'data-series="total_lag"' in one.text
     missing = pages.get("/groups/show", params={"group": "nope"}, headers={"Accept": "text/html"})
-    assert missing.status_code == 404 and "no group &#x27;nope&#x27;" in missing.text
+    assert missing.status_code == 404 and "no group 'nope'" in unescape(missing.text)
     data = pages.get("/groups.json").json()
     assert data["fresh"] is False and data["source"] == "health job" and len(data["groups"]) == 2
     # the metrics: refused without a login or the scrape token, then Prometheus's text format
