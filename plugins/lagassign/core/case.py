@@ -21,7 +21,7 @@ from .case_rules import (
     NAME,
     PARTITION_NAME_RULES,
     PARTITION_RULES,
-    column_follows,
+    column_check,
     follow_rules,
 )
 from .errors import CaseError
@@ -44,8 +44,9 @@ def load_case_text(text: str, source: str = "case") -> dict[str, Any]:
 
 
 _NO_RACKS: frozenset[str] = frozenset()
-#: the rules on an owned pair's topic and partition
-_PAIR_RULES = tuple((rule,) for rule in PARTITION_NAME_RULES)
+#: the quick tests of owned pairs' topics and numbers: the rules on a partition's
+_PAIR_TOPICS_OK = column_check(PARTITION_NAME_RULES, "topic")
+_PAIR_NUMBERS_OK = column_check(PARTITION_NAME_RULES, "partition")
 _new_tuple = tuple.__new__  # tuple.__new__(TopicPartition, (topic, number)): a TopicPartition, made in C
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
@@ -134,7 +135,7 @@ def _owned_in_bulk(owned_raw: list) -> list[tuple[TopicPartition, ...]] | None:
     if not (pairs and set(map(type, pairs)) == {list} and set(map(len, pairs)) == {2}):
         return None
     topics, numbers = list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
-    if not (column_follows(_PAIR_RULES[0], topics) and column_follows(_PAIR_RULES[1], numbers)):
+    if not (_PAIR_TOPICS_OK(topics) and _PAIR_NUMBERS_OK(numbers)):
         return None
     tps = list(map(_new_tuple, repeat(TopicPartition), zip(topics, numbers, strict=True)))
     out: list[tuple[TopicPartition, ...]] = []
@@ -177,7 +178,7 @@ def _members_in_bulk(members_raw: list) -> list[Member] | None:
         key: list(map(dict.get, members_raw, repeat(key))) for key in _MEMBER_FIELDS
     }
     ids = column["id"]
-    if not all(column_follows(rules, column[key]) for key, rules in _MEMBER_COLUMN_RULES):
+    if not all(ok(column[key]) for key, ok in _MEMBER_COLUMNS_OK):
         return None
     topic_lists = column["topics"]
     # members whose list differs from the previous one's: each such list is checked once
@@ -200,7 +201,9 @@ def _members_in_bulk(members_raw: list) -> list[Member] | None:
 
 
 _MEMBER_FIELDS = ("id", "topics", "owned", *(rule.key for rule in MEMBER_RULES))
-_MEMBER_COLUMN_RULES = tuple((rule.key, (rule,)) for rule in (MEMBER_ID_RULE, *MEMBER_RULES))
+_MEMBER_COLUMNS_OK = tuple(
+    (rule.key, column_check((rule,), rule.key)) for rule in (MEMBER_ID_RULE, *MEMBER_RULES)
+)
 
 
 @gc_paused

@@ -13,7 +13,7 @@ from operator import add, gt, itemgetter, lt, ne
 
 import numpy as np
 
-from .case_rules import PARTITION_NAME_RULES, PARTITION_RULES, column_follows, rules_on
+from .case_rules import PARTITION_NAME_RULES, PARTITION_RULES, column_check
 from .lag import lag_of_checked_offsets
 from .values import PartitionColumns
 
@@ -22,8 +22,10 @@ _NUMPY_SORT_FROM = 512
 _INT64_MAX = 2**63 - 1
 _TOPIC, _NUMBER, _LAG = itemgetter("topic"), itemgetter("partition"), itemgetter("lag")
 _OFFSETS = tuple(itemgetter(key) for key in ("begin", "end", "committed"))
-_RULES = {key: rules_on(PARTITION_NAME_RULES + PARTITION_RULES, key) for key in ("topic", "partition", "lag")}
-_OFFSET_RULES = {key: rules_on(PARTITION_RULES, key) for key in ("begin", "end", "committed")}
+_TOPICS_OK = column_check(PARTITION_NAME_RULES, "topic")
+_NUMBERS_OK = column_check(PARTITION_NAME_RULES, "partition")
+_LAGS_OK = column_check(PARTITION_RULES, "lag", required=True)
+_OFFSETS_OK = tuple(column_check(PARTITION_RULES, key, key == "end") for key in ("begin", "end", "committed"))
 
 
 def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | None:
@@ -45,7 +47,7 @@ def partition_columns(partitions_raw: list, reset: str) -> PartitionColumns | No
         lags = list(map(_LAG, partitions_raw))
     except KeyError:  # another shape
         return None
-    if not column_follows(_RULES["lag"], lags, required=True):
+    if not _LAGS_OK(lags):
         return None
     return _sorted_named_columns([topics, numbers, lags])
 
@@ -59,8 +61,7 @@ def offset_columns(
     which names the first one at fault."""
     if not topics:
         return PartitionColumns([], [], [])
-    offsets = {"begin": begin, "end": end, "committed": committed}
-    if not all(column_follows(_OFFSET_RULES[k], c, required=k == "end") for k, c in offsets.items()):
+    if not all(ok(column) for ok, column in zip(_OFFSETS_OK, (begin, end, committed), strict=True)):
         return None
     if None in begin:
         beyond = any(b is not None and b > e for b, e in zip(begin, end, strict=True))
@@ -80,7 +81,7 @@ def _sorted_named_columns(columns: list[list]) -> PartitionColumns | None:
         names = set(topics)
     except TypeError:  # an unhashable topic
         return None
-    if not (column_follows(_RULES["topic"], names) and column_follows(_RULES["partition"], numbers)):
+    if not (_TOPICS_OK(names) and _NUMBERS_OK(numbers)):
         return None
     ordered = _sorted_columns(columns, names)
     return None if ordered is None else PartitionColumns(*ordered)

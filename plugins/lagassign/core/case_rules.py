@@ -12,8 +12,9 @@ to its check and to the message that names the entry.
     Traceback (most recent call last):
     ...
     lagassign.core.errors.CaseError: partition t-0: 'committed' offset is negative (-1)
-    >>> column_follows(rules_on(PARTITION_RULES, "committed"), [3, None, 4])
-    True
+    >>> committed_ok = column_check(PARTITION_RULES, "committed")
+    >>> committed_ok([3, None, 4]), committed_ok([3, -1])
+    (True, False)
 """
 
 from __future__ import annotations
@@ -126,19 +127,20 @@ def follow_rules(entry: Mapping[str, Any], rules: Sequence[Rule], where: str) ->
             raise CaseError(f"{where}: {rule.message.format(key=rule.key, value=value)}")
 
 
-def rules_on(rules: Sequence[Rule], key: str) -> tuple[Rule, ...]:
-    """The rules on one field, for ``column_follows``."""
-    return tuple(rule for rule in rules if rule.key == key)
+def column_check(
+    rules: Sequence[Rule], key: str, required: bool = False
+) -> Callable[[Collection[Any]], bool]:
+    """The quick test of whether a non-empty column of ``key``'s values follows every rule on
+    ``key`` (False may only mean "read it entry by entry"). None stands for an absent value,
+    allowed for an optional field unless the shape read in bulk has the field (``required``)."""
+    on_key = [rule for rule in rules if rule.key == key]
+    tests = [rule.check.all_hold for rule in on_key]
+    optional = not required and all(rule.optional for rule in on_key)
+    if len(tests) == 1 and not optional:
+        return tests[0]
 
+    def follows(values: Collection[Any]) -> bool:
+        given = [v for v in values if v is not None] if optional and None in values else values
+        return not given or all(test(given) for test in tests)
 
-def column_follows(rules: Sequence[Rule], values: Collection[Any], required: bool = False) -> bool:
-    """Whether a column of one field's values follows its ``rules`` (by the quick test: False
-    may only mean "read it entry by entry"). None stands for an absent value, allowed for an
-    optional field unless the shape read in bulk has the field (``required``)."""
-    for rule in rules:
-        given = values
-        if rule.optional and not required and None in values:
-            given = [v for v in values if v is not None]
-        if given and not rule.check.all_hold(given):
-            return False
-    return True
+    return follows
