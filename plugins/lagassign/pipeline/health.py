@@ -13,38 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .alerts import Alert, Log, Send, failover_alerts, send_alerts, status_alerts
-from .overview import (
-    DEFAULT_WINDOW_S,
-    SORTS,
-    HealthSettings,
-    Overview,
-    build_overview,
-    group_row,
-    observe,
-    sort_rows,
-    stored_overview,
-)
+from .alerts import Log, Send, failover_alerts, send_alerts, status_alerts
+from .overview import HealthSettings, Overview, build_overview, observe
 from .ports import GroupsStore, HealthPort
-
-# TRANSITIONAL: callers not yet moved to pipeline.overview / pipeline.alerts
-__all__ = [
-    "DEFAULT_WINDOW_S",
-    "SORTS",
-    "Alert",
-    "HealthSettings",
-    "Overview",
-    "build_overview",
-    "group_row",
-    "health_run",
-    "health_step",
-    "observe",
-    "record",
-    "send_alerts",
-    "sort_rows",
-    "status_figures",
-    "stored_overview",
-]
 
 
 def record(store: HealthPort, view: Any, ov: Overview, settings: HealthSettings) -> dict[str, int]:
