@@ -20,8 +20,8 @@ import lagassign
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from evaluation_cases import FAILED, HUGE, INVALID, SNAPSHOT_ERROR, SPARK_OPTIONS, evaluation_cases
 from lagassign.core.results import GroupEvaluation
-from lagassign.core.synthetic import SHAPES, generate_case
 from lagassign.evaluation import EvaluationParams, evaluate_snapshot, load_params, write_params
 from lagassign.spark.submit import (
     JAVA_HOME,
@@ -44,69 +44,10 @@ from lagassign.tables.evaluations import (
 )
 from lagassign.tables.synthetic import write_snapshot
 
-INVALID, FAILED, EARLIEST, HUGE = "g-invalid", "g-failed", "g-earliest", "g-huge-offsets"
-SNAPSHOT_ERROR = "committed offsets: KafkaError{code=_TIMED_OUT}"
-
-
-def _cases() -> list[dict]:
-    rng = random.Random(20261122)
-    sizes = [
-        (1, 1),
-        (1, 6),
-        (2, 3),
-        (3, 10),
-        (4, 4),
-        (5, 64),
-        (8, 30),
-        (13, 120),
-        (30, 300),
-        (6, 7),
-        (2, 50),
-        (10, 10),
-        (7, 90),
-        (3, 3),
-        (9, 200),
-        (4, 17),
-    ]
-    cases = []
-    for i, (members, partitions) in enumerate(sizes):
-        cases.append(
-            generate_case(
-                rng,
-                members,
-                partitions,
-                SHAPES[i % len(SHAPES)],
-                mixed=i % 3 == 0,
-                owned=("range", "random", None)[i % 3],
-                group=f"g{i:02d}",
-            )
-        )
-    invalid = generate_case(rng, 3, 9, "lognormal", group=INVALID)
-    invalid["partitions"][4] = {
-        "topic": invalid["partitions"][4]["topic"],
-        "partition": invalid["partitions"][4]["partition"],
-        "begin": 0,
-        "end": None,
-        "committed": None,
-    }
-    failed = generate_case(rng, 2, 4, "zipf", group=FAILED)
-    earliest = generate_case(rng, 3, 8, "lognormal", topics=2, group=EARLIEST)
-    earliest["auto_offset_reset"] = "earliest"
-    for j, p in enumerate(earliest["partitions"]):
-        if j % 2:
-            lag = p.pop("lag")
-            p.update(begin=500, end=500 + lag, committed=None)
-    huge = generate_case(rng, 2, 5, "lognormal", group=HUGE)
-    for j, p in enumerate(huge["partitions"]):
-        p.pop("lag")
-        base = 2**60 + 1_000_003 * j
-        p.update(begin=base, end=base + 777 + j, committed=base + 3 + j)
-    return [*cases, invalid, failed, earliest, huge]
-
 
 @pytest.fixture(scope="module")
 def cases() -> list[dict]:
-    return _cases()
+    return evaluation_cases()
 
 
 @pytest.fixture(scope="module")
@@ -407,8 +348,6 @@ def test_work_is_spread_over_enough_tasks():
 
 
 # -- on Spark -------------------------------------------------------------------------------------
-
-SPARK_OPTIONS = {"max_moves": 4}
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from evaluation_cases import FAILED, SNAPSHOT_ERROR, SPARK_OPTIONS, evaluation_cases
 from lagassign.evaluation import EvaluationParams, evaluate_snapshot, write_params
 from lagassign.spark.submit import run_spark_evaluation
 from lagassign.tables.evaluations import read_evaluations, read_summary
 from lagassign.tables.synthetic import write_snapshot
-from test_evaluation import FAILED, SNAPSHOT_ERROR, SPARK_OPTIONS, _cases
 
 MASTER = os.environ.get("LAGASSIGN_SPARK_MASTER")
 
@@ -44,7 +44,9 @@ def _master_status() -> dict | None:
 
 @pytest.fixture(scope="module")
 def snapshot_dir(tmp_path_factory) -> Path:
-    return write_snapshot(_cases(), tmp_path_factory.mktemp("snapshot"), failed={FAILED: SNAPSHOT_ERROR})
+    return write_snapshot(
+        evaluation_cases(), tmp_path_factory.mktemp("snapshot"), failed={FAILED: SNAPSHOT_ERROR}
+    )
 
 
 @pytest.fixture(scope="module")
