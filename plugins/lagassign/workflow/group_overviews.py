@@ -19,6 +19,9 @@ from typing import Any
 
 from ..kafka.errors import reason
 from ..pipeline.overview import build_overview, observe, stored_overview
+from ..store import AuditStore, StoreError, resolve_url
+from .health import settings_from_env
+from .hooks import LagassignKafkaHook, LagassignStoreHook
 
 log = logging.getLogger("lagassign.workflow.groups_ui")
 
@@ -37,17 +40,13 @@ def read_timeout() -> float:
 
 # -- the audit store and the Kafka connection -------------------------------------------------
 
-_stores: dict[str, Any] = {}
+_stores: dict[str, AuditStore] = {}
 _lock = threading.Lock()
 
 
-def store() -> Any | None:
+def store() -> AuditStore | None:
     """The audit store (read-only: never created), opened once per URL; None when there is none
     or it cannot be opened (the pages then judge what they see now, and say so)."""
-    from lagassign.store import AuditStore, StoreError, resolve_url
-
-    from .hooks import LagassignStoreHook
-
     try:
         url = resolve_url(LagassignStoreHook().url())
     except Exception:
@@ -63,8 +62,6 @@ def store() -> Any | None:
 
 
 def kafka_config() -> dict[str, Any] | None:
-    from .hooks import LagassignKafkaHook
-
     try:
         config = LagassignKafkaHook().get_config()
     except Exception as exc:
@@ -94,8 +91,6 @@ class Overviews:
         self.error: str | None = None
 
     def _read(self) -> None:
-        from .health import settings_from_env
-
         try:
             config = kafka_config()
             if config is None:

@@ -38,6 +38,7 @@ from lagassign.pipeline.overview import sort_rows
 
 from . import group_overviews, groups_page
 from .group_overviews import store
+from .health import settings_from_env
 from .plans_page import notice_html
 from .web import (
     FAILOVER_DAG,
@@ -66,8 +67,6 @@ def _now() -> datetime:
 
 def _note(ov: Any, why: str | None) -> str:
     """Why the figures are not read now, and whether the health job keeps the rules' window."""
-    from .health import settings_from_env
-
     s = store()
     newest = (
         next((c["observed_at"] for c in s.health_clusters() if c["cluster"] == ov.cluster), None)

@@ -12,6 +12,7 @@ from typing import Any
 from ..core.case import parse_case
 from ..kafka.status import read_status
 from ..tables.snapshot import group_rows, partition_lag_seconds, read_snapshot
+from .hooks import LagassignKafkaHook
 
 
 def group_rows_of(snapshot_uri: str | None, groups: set[str]) -> dict[str, dict[str, Any]]:
@@ -61,8 +62,6 @@ def live_instances(group: str, timeout: float = 3.0) -> list[dict[str, Any]] | N
     """The group's instances from the status topic (alive or not, newest record each), or None
     when the topic cannot be read from here (no Kafka connection in the API server)."""
     try:
-        from .hooks import LagassignKafkaHook  # the store's SQLAlchemy loads per request, not with the plugin
-
         liveness = read_status(LagassignKafkaHook().get_config(), timeout=timeout, groups=[group])
     except Exception:
         return None

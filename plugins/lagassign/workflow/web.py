@@ -33,6 +33,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from ..core.outcome import outcome_of, run_succeeded, summary
 from ..pipeline.ports import AuditTrailPort, PublishingStore
+from ..store import AuditStore, PlanNotFoundError, StoreError, resolve_url
+from .hooks import LagassignStoreHook
 from .templating import render
 
 log = logging.getLogger("lagassign.ui")
@@ -63,6 +65,7 @@ class BadRequest(Exception):
 
 async def require_login(request: Request) -> Any:
     """The Airflow user of this request, or LoginRequired; then the website permission (403)."""
+    # the API server's own modules: loaded by the first request, not in every process that loads the plugin
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
     from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
@@ -143,16 +146,12 @@ def add_error_handlers(app: FastAPI) -> None:
 
 # -- the audit store ----------------------------------------------------------------------------
 
-_stores: dict[str, Any] = {}
+_stores: dict[str, AuditStore] = {}
 _stores_lock = threading.Lock()
 
 
-def audit_store() -> Any:
+def audit_store() -> AuditStore:
     """The audit store at the default URL, opened once per URL (read-only: never created)."""
-    from lagassign.store import AuditStore, resolve_url
-
-    from .hooks import LagassignStoreHook
-
     url = resolve_url(LagassignStoreHook().url())
     with _stores_lock:
         if url not in _stores:
@@ -165,8 +164,6 @@ def read_store(
 ) -> T | Response:
     """Run one store query; a missing store or unknown plan becomes a page, not a traceback
     (the store's own message, which names its database, goes to the log only)."""
-    from lagassign.store import PlanNotFoundError, StoreError
-
     try:
         return query(audit_store())
     except PlanNotFoundError:
