@@ -7,8 +7,9 @@ server (the page works without script, and stays light with thousands of groups)
 time-scaled chart of its lag over the health job's records with its plans and failovers marked.
 
 The HTML is in ``templates/groups/`` (``list.html``, ``group.html``, ``note.html``, their
-macros and CSS); this module makes the values they show. The look, times and links follow the
-plans pages (``plans_page``: its CSS, ``<time>`` shown in Airflow's timezone, outcome badges,
+macros and CSS); this module makes the values they show. The pages are documents of
+``templates/plans/page.html``, so look, times and links follow the plans pages (their CSS and
+script, ``<time>`` shown in Airflow's timezone, outcome badges from ``plans/common.html``,
 Airflow links that work from Airflow's frame). The templates escape everything from Kafka or
 the store.
 """
