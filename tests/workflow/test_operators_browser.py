@@ -128,6 +128,7 @@ def _seed(url: str, snapshots: Path, cluster: str | None = None) -> dict[str, in
             pid,
             "failed",
             error="step snapshot failed: cannot read groups file /etc/groups.yaml: No such file or directory",
+            failed_step="snapshot",  # as the tasks record it: the page links this step's log
         )
         ids["failed"] = pid
     return ids
