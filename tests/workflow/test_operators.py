@@ -154,7 +154,7 @@ def test_bad_values_fail_at_start_with_one_line_recorded(
 
 
 def test_daily_settings_come_from_defaults_variables_then_the_trigger() -> None:
-    from lagassign.workflow.dags import daily_settings
+    from lagassign.workflow.forms import daily_settings
 
     defaults = {"threshold": 1.1, "apply": False, "groups": ".*"}
     settings, sources = daily_settings(defaults, {"threshold": 1.3}, "true", None)
