@@ -23,18 +23,19 @@ from typing import Any
 from ..core.case import parse_case
 from ..core.clock import parse_utc
 from ..core.clusters import manifest_cluster
-from ..core.failover import MembershipChange, membership_change, plan_failover
+from ..core.failover import FailoverPlan, MembershipChange, membership_change, plan_failover
 from ..core.gate import GateDecision
-from ..core.plans import normalize_members
+from ..core.plans import Plan, normalize_members
 from ..core.publishing import PublishFacts, decide_publication
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
 from ..kafka.admin import AdminHook
 from ..kafka.applier import Outcome, apply_publication
 from ..kafka.cluster import cluster_of
-from ..kafka.groupsfile import load_groups_file
+from ..kafka.groupsfile import AssignGroup, load_groups_file
 from ..kafka.plans import PlanStore
 from ..kafka.snapshot import take_snapshot
 from ..kafka.status import now_ms, read_status
+from ..tables.snapshot import Snapshot
 from .inflow import add_inflow
 from .params import run_dir
 from .ports import PlanningStore, PublishingStore
@@ -62,7 +63,7 @@ class FailoverSettings:
         }
 
 
-def declared_group(settings: FailoverSettings, group: str) -> Any:
+def declared_group(settings: FailoverSettings, group: str) -> AssignGroup | None:
     """The group's entry in the groups file (pinned instances and topics), or None."""
     if not settings.groups_file:
         return None
@@ -118,7 +119,9 @@ def failover_step(
         raise
 
 
-def _nothing_to_do(store: PlanningStore, plan_id: int, group: str, in_force: Any, log: Log) -> dict[str, Any]:
+def _nothing_to_do(
+    store: PlanningStore, plan_id: int, group: str, in_force: Plan | None, log: Log
+) -> dict[str, Any]:
     """The plan in force already matches the live instances (or there is none): a stop decision
     that says so, and a succeeded plan."""
     note = (
@@ -134,7 +137,7 @@ def _nothing_to_do(store: PlanningStore, plan_id: int, group: str, in_force: Any
 
 
 def _record_snapshot(
-    store: PlanningStore, plan_id: int, snap: Any, folder: Path, log: Log
+    store: PlanningStore, plan_id: int, snap: Snapshot, folder: Path, log: Log
 ) -> datetime | None:
     """The group's snapshot, with its inflow, written to the run's folder and recorded; its time."""
     add_inflow(store, plan_id, snap, log)
@@ -145,7 +148,7 @@ def _record_snapshot(
 
 
 def _cannot_plan(
-    store: PlanningStore, plan_id: int, group: str, change: MembershipChange, snap: Any, log: Log
+    store: PlanningStore, plan_id: int, group: str, change: MembershipChange, snap: Snapshot, log: Log
 ) -> dict[str, Any]:
     """The snapshot could not read the group: its error recorded as the evaluation, a stop
     decision naming the change, and a failed plan."""
@@ -162,8 +165,8 @@ def _change_now(
     kafka_config: Mapping[str, Any],
     group: str,
     settings: FailoverSettings,
-    spec: Any,
-    in_force: Any,
+    spec: AssignGroup | None,
+    in_force: Plan | None,
     timeout: float,
 ) -> MembershipChange | None:
     """The group's membership change as the status topic shows it now (None: nothing to do)."""
@@ -183,10 +186,10 @@ def _snapshot(
     kafka_config: Mapping[str, Any],
     group: str,
     settings: FailoverSettings,
-    spec: Any,
-    in_force: Any,
+    spec: AssignGroup | None,
+    in_force: Plan | None,
     timeout: float,
-) -> Any:
+) -> Snapshot:
     """A snapshot of this one group, with the plan in force already read."""
     return take_snapshot(
         AdminHook(dict(kafka_config), timeout=timeout),
@@ -202,19 +205,22 @@ def _snapshot(
 
 def _publish(
     store: PublishingStore,
-    topic: Any,
+    topic: PlanStore,
     plan_id: int,
     group: str,
-    planned: Any,
-    in_force: Any,
-    snapshot_at: Any,
-) -> Any:
-    """Decide and carry out the publication of the failover plan, through the ledger."""
-    result = planned.evaluation.result(planned.chosen)
+    planned: FailoverPlan,
+    in_force: Plan | None,
+    snapshot_at: datetime | None,
+) -> Outcome:
+    """Decide and carry out the publication of the failover plan, through the ledger (called
+    only for a plan with a chosen strategy)."""
+    chosen = planned.chosen
+    assert chosen is not None
+    result = planned.evaluation.result(chosen)
     assert result is not None and result.assignment is not None
     facts = PublishFacts.now(
         group,
-        planned.chosen,
+        chosen,
         normalize_members(result.assignment, group),
         in_force,
         store.ledger_state([group], store.get_plan(plan_id, evaluations=False)["cluster"])[group],
@@ -225,7 +231,7 @@ def _publish(
     return apply_publication(store, topic, plan_id, facts, decide_publication(facts))
 
 
-def _decision(group: str, planned: Any) -> GateDecision:
+def _decision(group: str, planned: FailoverPlan) -> GateDecision:
     """The failover's decision for the audit trail: go whenever a complete plan exists."""
     current = planned.evaluation.result("current")
     chosen = planned.evaluation.result(planned.chosen) if planned.chosen else None
