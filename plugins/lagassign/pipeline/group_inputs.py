@@ -17,6 +17,8 @@ from typing import Any
 from ..core.clock import iso_z
 from ..core.health import GroupInput, InstanceInput, PartitionInput, Point
 from ..core.liveness import Liveness
+from ..core.plans import Plan
+from ..kafka.overview import ClusterView
 
 #: One stored observation of a partition: (time, end offset, committed, lag, owner).
 Observed = tuple[datetime, int | None, int | None, int | None, str | None]
@@ -39,7 +41,7 @@ class Holders:
 
 
 def group_inputs(
-    view: Any, history: Mapping[str, GroupHistory] | None = None
+    view: ClusterView, history: Mapping[str, GroupHistory] | None = None
 ) -> tuple[list[GroupInput], dict[str, dict[str, Any]]]:
     """Each group of ``view`` as the rules read it (its observations: ``history`` and now), and
     the members and instances to show beside it (group -> {"members", "instances"})."""
@@ -55,7 +57,7 @@ def group_inputs(
         plan = view.plans.get(name) if g.get("kind") == "assign" else None
         plan_members = {iid: _tps(tps) for iid, tps in (plan.members.items() if plan else ())}
         if g.get("kind") == "assign":
-            pinned = getattr(view, "declared", {}).get(name, ())
+            pinned = view.declared.get(name, ())
             held = instance_holders(_instances(name, view.liveness, plan_members, int(now_s * 1000), pinned))
         else:
             held = member_holders(members_of.get(name, []))
@@ -145,7 +147,7 @@ def partition_inputs(
 
 def _group_input(
     g: Mapping[str, Any],
-    plan: Any,
+    plan: Plan | None,
     plan_members: dict[str, list[TP]],
     held: Holders,
     parts: tuple[PartitionInput, ...],

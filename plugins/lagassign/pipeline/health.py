@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..kafka.overview import ClusterView
 from .alerts import Log, Send, failover_alerts, send_alerts, status_alerts
 from .overview import HealthSettings, Overview, build_overview, observe
 from .ports import GroupsStore, HealthPort
 
 
-def record(store: HealthPort, view: Any, ov: Overview, settings: HealthSettings) -> dict[str, int]:
+def record(store: HealthPort, view: ClusterView, ov: Overview, settings: HealthSettings) -> dict[str, int]:
     """Keep this observation (the rules' window) and every group's status and figures."""
     rows = [
         (r["group"], r["topic"], int(r["partition"]), r.get("end"), r.get("committed"), r.get("lag"), owner)
@@ -29,7 +30,7 @@ def record(store: HealthPort, view: Any, ov: Overview, settings: HealthSettings)
     return {"partitions": n, "groups": len(ov.groups)}
 
 
-def _owned_rows(view: Any, ov: Overview) -> Iterable[tuple[Mapping[str, Any], str | None]]:
+def _owned_rows(view: ClusterView, ov: Overview) -> Iterable[tuple[Mapping[str, Any], str | None]]:
     owners = {
         (row["group"], p["topic"], p["partition"]): p.get("owner")
         for row in ov.groups

@@ -18,7 +18,7 @@ from ..core.health import SEVERITY, GroupHealth, GroupInput, Rules, group_health
 from ..core.outcome import outcome_of
 from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
 from ..kafka.groupsfile import load_groups_file
-from ..kafka.overview import read_cluster
+from ..kafka.overview import ClusterView, read_cluster
 from .group_inputs import group_inputs
 from .ports import GroupsStore
 
@@ -71,8 +71,8 @@ class Overview:
         }
 
 
-def observe(config: Mapping[str, Any], settings: HealthSettings, timeout: float = 30.0) -> Any:
-    """One read of the cluster (``kafka.overview.ClusterView``)."""
+def observe(config: Mapping[str, Any], settings: HealthSettings, timeout: float = 30.0) -> ClusterView:
+    """One read of the cluster."""
     declared = load_groups_file(settings.groups_file) if settings.groups_file else []
     return read_cluster(
         config,
@@ -86,7 +86,7 @@ def observe(config: Mapping[str, Any], settings: HealthSettings, timeout: float 
 
 
 def build_overview(
-    view: Any, store: GroupsStore | None, settings: HealthSettings, last_plans: bool = True
+    view: ClusterView, store: GroupsStore | None, settings: HealthSettings, last_plans: bool = True
 ) -> Overview:
     """Judge every group ``view`` saw, with the store's observations of the window (none without
     a store), and add each group's last plan and its outcome."""
