@@ -122,9 +122,15 @@ def _heaviest_first(lags: Iterable[int]) -> list[int]:
 
 
 def _topic_lags(group: GroupSnapshot, topics: list[str]) -> list[int]:
-    """Lags of these topics' partitions."""
+    """Lags of these topics' partitions sorted heaviest first, once per group and set of
+    topics (both bounds read the same pools; read-only)."""
     spans, lags = group.topic_span, group.lags
-    return list(chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in topics if t in spans))
+    present = tuple(t for t in topics if t in spans)
+    pools = _POOLS.get(group, dict)
+    if present not in pools:
+        pool = chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in present)
+        pools[present] = _Descending(sorted(pool, reverse=True))
+    return pools[present]
 
 
 def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
@@ -234,3 +240,4 @@ def count_bound(lags: Iterable[int], members: int, low: int, high: int) -> int:
 _LOWER_BOUND: Shared[int] = Shared("lower bound on the max lag of any assignment")
 _BALANCED_BOUND: Shared[int] = Shared("lower bound on the max lag under the count rules, per count_slack")
 _DESCENDING: Shared[_Descending] = Shared("assignable lags, heaviest first")
+_POOLS: Shared[dict[tuple[str, ...], _Descending]] = Shared("lags of sets of topics, heaviest first")
