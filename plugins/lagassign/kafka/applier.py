@@ -20,11 +20,11 @@ from ..core.plans import Plan
 from ..core.publishing import Publication, PublishFacts, members_refusal
 from .admin import live_members
 from .errors import BrokerUnavailableError
+from .ledger_port import PublicationLedger
 from .plans import PlanDeliveryError, PlanStore, PlanTooLargeError
 
 if TYPE_CHECKING:
     from ..store.errors import VersionConflictError
-    from ..store.ports import PublicationLedger
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.results import GroupEvaluation
+from ..kafka.ledger_port import PublicationMarks
 
 if TYPE_CHECKING:
     from ..store.health import Observed, PartitionRow
@@ -88,32 +89,11 @@ class AuditTrailPort(Protocol):
     def record_outcome(self, plan_id: int, group: str, outcome: str) -> None: ...
 
 
-class LedgerPort(Protocol):
+class LedgerPort(PublicationMarks, Protocol):
     """What reached the plans topic, per group and version (``store.ledger``).
 
-    With ``AuditTrailPort`` it is a ``store.ports.PublicationLedger``, what ``kafka.applier``
-    publishes through (declared there: the kafka layer may not import this one)."""
-
-    def mark_publication_pending(
-        self,
-        plan_id: int,
-        group: str,
-        strategy: str | None = None,
-        assignment: Mapping[str, Any] | None = None,
-        snapshot_at: datetime | None = None,
-        force: bool = False,
-        min_version: int | None = None,
-        expected_version: int | None = None,
-        topic_version: int | None = None,
-    ) -> dict[str, Any]: ...
-
-    def mark_published(
-        self, group: str, version: int, published_at: datetime | None = None, cluster: str | None = None
-    ) -> dict[str, Any]: ...
-
-    def mark_publication_failed(
-        self, group: str, version: int, error: str, cluster: str | None = None
-    ) -> dict[str, Any]: ...
+    Its marks are ``kafka.ledger_port``'s, which ``kafka.applier`` publishes through (declared
+    there: the kafka layer may not import this one)."""
 
     def pending_publications(
         self, group: str | None = None, settled_after: timedelta | None = None, cluster: str | None = None

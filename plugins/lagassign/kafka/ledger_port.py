@@ -1,9 +1,8 @@
-"""What carrying out a publish decision asks of the audit store, as a small protocol.
+"""What carrying out a publish decision asks of the audit store, as small protocols.
 
-``kafka.applier`` may import the store but not the pipeline (``tests/test_architecture.py``), so
-its port is declared here, beside what implements it; ``pipeline.ports`` names the same methods
-for the pipeline's steps. Importing the store loads SQLAlchemy: clients import this module for
-type checking only.
+``kafka.applier`` may import the store but not the pipeline (``tests/test_architecture.py``), and
+importing the store loads SQLAlchemy, so the applier's port is declared here, in its own layer;
+``pipeline.ports.LedgerPort`` extends ``PublicationMarks`` for the pipeline's steps.
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 
-class PublicationLedger(Protocol):
-    """Reserve a version, then mark it published or failed (``store.ledger``), and record the
-    group's outcome line in the audit trail (``store.evaluations``)."""
+class PublicationMarks(Protocol):
+    """Reserve a version, then mark it published or failed (``store.ledger``)."""
 
     def mark_publication_pending(
         self,
@@ -37,5 +35,10 @@ class PublicationLedger(Protocol):
     def mark_publication_failed(
         self, group: str, version: int, error: str, cluster: str | None = None
     ) -> dict[str, Any]: ...
+
+
+class PublicationLedger(PublicationMarks, Protocol):
+    """The marks of a publication, and the group's outcome line in the audit trail
+    (``store.evaluations``)."""
 
     def record_outcome(self, plan_id: int, group: str, outcome: str) -> None: ...
