@@ -26,7 +26,7 @@ from ..kafka.applier import Outcome, apply_publication
 from ..kafka.cluster import cluster_of
 from ..kafka.plans import PlanStore
 from .params import ParamsError, PlanParams
-from .ports import PublishingStore
+from .ports import AuditTrailPort, PublishingStore
 from .publish import publish_step
 
 Log = Callable[[str], None]
@@ -107,12 +107,7 @@ def publish_reviewed(
         log(f"plan {new_id}: group {group}: {decision.reason}")
         outcomes = publish_step(store, new_id, [decision], kafka_config, params, log=log)
     except Exception as exc:
-        store.finish_plan(
-            new_id,
-            "failed",
-            error=f"step publish failed: {' '.join(str(exc).split())}",
-            failed_step="publish",
-        )
+        fail_at_publish(store, new_id, " ".join(str(exc).split()))
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcomes[0] if outcomes else None}
@@ -151,12 +146,7 @@ def roll_back(
             store, kafka_config, new_id, group, version, old, user, dry_run, plan_topic, log
         )
     except Exception as exc:
-        store.finish_plan(
-            new_id,
-            "failed",
-            error=f"step publish failed: {' '.join(str(exc).split())}",
-            failed_step="publish",
-        )
+        fail_at_publish(store, new_id, " ".join(str(exc).split()))
         raise
     store.finish_plan(new_id, "succeeded")
     return {"plan_id": new_id, "outcome": outcome.to_dict()}
@@ -252,7 +242,7 @@ def record_of(group: str, version: int, dry_run: bool) -> dict[str, Any]:
 
 
 def refused(
-    store: PublishingStore,
+    store: AuditTrailPort,
     record: Mapping[str, Any],
     why: str,
     user: str | None,
@@ -263,8 +253,13 @@ def refused(
     """A review request refused before anything was published: a failed plan that says why,
     so the audit trail holds every request."""
     new_id = store.start_plan("manual", user, dag_id, run_id, dict(record), cluster=cluster)
-    store.finish_plan(new_id, "failed", error=f"step publish failed: {why}", failed_step="publish")
+    fail_at_publish(store, new_id, why)
     return int(new_id)
+
+
+def fail_at_publish(store: AuditTrailPort, plan_id: int, why: str) -> None:
+    """Close ``plan_id`` as failed at its publish step, saying why."""
+    store.finish_plan(plan_id, "failed", error=f"step publish failed: {why}", failed_step="publish")
 
 
 def rollback_evaluation(

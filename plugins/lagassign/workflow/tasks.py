@@ -25,7 +25,7 @@ from ..pipeline import (
 )
 from ..pipeline.failover import failover_step
 from ..pipeline.ports import AuditTrailPort
-from ..pipeline.review import publish_reviewed, roll_back
+from ..pipeline.review import publish_reviewed, refused, roll_back
 from ..spark.submit import build_pyfiles
 from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
@@ -304,7 +304,6 @@ def _refused(
     store: AuditTrailPort, record: Mapping[str, Any], problem: str, user: str | None, dag_id: str, run_id: str
 ) -> None:
     """A review run that cannot start still leaves its trace: a failed plan saying why."""
-    new_id = store.start_plan("manual", user, dag_id, run_id, dict(record))
-    store.finish_plan(new_id, "failed", error=f"step publish failed: {problem}", failed_step="publish")
+    new_id = refused(store, record, problem, user, dag_id, run_id)
     log.error("plan %s: %s; page %s", new_id, problem, plan_url(new_id))
     raise StepFailed(problem)
