@@ -21,7 +21,6 @@ from ..core.catchup import duration_text
 from ..core.clock import iso_z, utc_now
 from ..core.errors import LagassignError
 from ..core.health import STATUSES
-from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
 from ..kafka.groupsfile import load_groups_file
 from ..kafka.snapshot import compile_regex
 from ..pipeline.alerts import webhook_sender
@@ -36,7 +35,7 @@ from ..pipeline.overview import (
     stored_overview,
 )
 from .kafka import _add_connection_args, _client_config
-from .options import positive_seconds
+from .options import add_db_option, add_topic_options, positive_seconds
 
 
 def register(subparsers: Any) -> None:
@@ -71,9 +70,8 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="an instance silent this long is dead (default: the timeout it announced)",
     )
-    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--status-topic", default=STATUS_TOPIC, help=f"status topic (default {STATUS_TOPIC})")
-    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    add_topic_options(p)
+    add_db_option(p)
     p.add_argument("--no-db", action="store_true", help="do not read the audit store")
     p.add_argument(
         "--record",

@@ -33,7 +33,7 @@ from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_fil
 from ..kafka.plans import PlanStore
 from ..kafka.snapshot import compile_regex, take_snapshot
 from ..pipeline.ports import AuditTrailPort, PublishingStore
-from .options import groups_file, positive, positive_seconds
+from .options import add_db_option, groups_file, positive, positive_seconds
 from .planfiles import export_json, read_export, read_plan_file
 
 RDKAFKA_LOGGER = "lagassign.kafka.librdkafka"
@@ -119,7 +119,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="publish even a plan computed from a snapshot older than the one in force",
     )
-    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    add_db_option(p)
     p.set_defaults(func=_cmd_publish)
 
     p = subparsers.add_parser("read-plans", help="print the newest published plan per group from the topic")

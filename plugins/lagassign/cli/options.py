@@ -6,30 +6,42 @@ import argparse
 from collections.abc import Callable
 
 from ..core.strategies import strategy_names
+from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
 from ..kafka.errors import GroupsFileError
 from ..kafka.groupsfile import load_capacities, load_groups_file
 
 
 def non_negative(text: str) -> int:
     """argparse type: a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+    return _whole_number(text, 0, "a non-negative integer")
 
 
 def positive(text: str) -> int:
     """argparse type: a whole number >= 1."""
+    return _whole_number(text, 1, "a whole number >= 1")
+
+
+def _whole_number(text: str, least: int, expected: str) -> int:
+    """``text`` as a whole number of at least ``least``; else an argparse error "expected
+    ``expected``, got ..."."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
+
+
+def add_topic_options(p: argparse.ArgumentParser) -> None:
+    """``--plan-topic`` and ``--status-topic``: lagassign's own topics, for commands that read both."""
+    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
+    p.add_argument("--status-topic", default=STATUS_TOPIC, help=f"status topic (default {STATUS_TOPIC})")
+
+
+def add_db_option(p: argparse.ArgumentParser) -> None:
+    """``--db``: the audit store's URL."""
+    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
 
 
 def strategy_list(text: str) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from ..core.clock import now_text
 from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD, GateDecision
 from ..core.lag import RESET_POLICIES
 from ..core.report import plan_table
-from ..core.topics import PLAN_TOPIC, STATUS_TOPIC
+from ..core.topics import PLAN_TOPIC
 from ..kafka.cluster import cluster_of
 from ..pipeline import (
     PlanParams,
@@ -31,7 +31,14 @@ from ..pipeline import (
 from ..pipeline.failover import FailoverSettings
 from ..pipeline.ports import PlanningStore
 from .kafka import ProgressBar, _add_connection_args, _client_config
-from .options import add_lag_optimal_options, groups_file, positive_seconds, strategy_list
+from .options import (
+    add_db_option,
+    add_lag_optimal_options,
+    add_topic_options,
+    groups_file,
+    positive_seconds,
+    strategy_list,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -64,7 +71,7 @@ def _add_plan_command(subparsers: Any) -> None:
     p.add_argument("--spark", action="store_true", help="evaluate with spark-submit instead of in-process")
     p.add_argument("--spark-master", default="local[2]", help="Spark master for --spark (default local[2])")
     p.add_argument("--base-dir", help="where snapshots and evaluations go (default $AIRFLOW_HOME/lagassign)")
-    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    add_db_option(p)
     p.add_argument("--json", action="store_true", help="print the decisions as JSON")
     p.set_defaults(func=_cmd_plan)
 
@@ -118,10 +125,9 @@ def _add_watch_command(subparsers: Any) -> None:
         default="latest",
         help="reset policy of groups that declare none (default latest)",
     )
-    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--status-topic", default=STATUS_TOPIC, help=f"status topic (default {STATUS_TOPIC})")
+    add_topic_options(p)
     p.add_argument("--base-dir", help="where snapshots go (default $AIRFLOW_HOME/lagassign)")
-    p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")
+    add_db_option(p)
     p.set_defaults(func=_cmd_watch)
 
 
