@@ -21,6 +21,7 @@ from ..core.evaluate import evaluate_group, run_strategy
 from ..core.report import evaluation_table
 from ..core.strategies import strategy_names
 from ..kafka.errors import reason
+from ..kafka.textfiles import read_user_file
 from .options import add_lag_optimal_options, non_negative, strategy_list
 
 
@@ -50,14 +51,7 @@ def add_commands(parser: argparse.ArgumentParser, title: str) -> Any:
 def _read_case(path: str) -> dict[str, Any]:
     if path == "-":
         return load_case_text(sys.stdin.read(), "stdin")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise LagassignError(f"cannot read case file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise LagassignError(f"case file {path} is not UTF-8 text") from None
-    return load_case_text(text, path)
+    return load_case_text(read_user_file(path, "case", LagassignError), path)
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:

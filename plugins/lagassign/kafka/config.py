@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.secrets import MASK, is_secret, mask_text
 from .errors import KafkaConfigError
+from .textfiles import read_user_file
 
 ENV_PREFIX = "LAGASSIGN_KAFKA_"
 __all__ = [
@@ -65,12 +66,7 @@ def parse_pairs(pairs: Iterable[str]) -> dict[str, str]:
 
 def load_properties(path: str | Path) -> dict[str, str]:
     """A Java-style properties file (``key=value`` or ``key: value``; ``#``/``!`` comments)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KafkaConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise KafkaConfigError(f"config file {path} is not UTF-8 text") from None
+    text = read_user_file(path, "config", KafkaConfigError)
     conf: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()

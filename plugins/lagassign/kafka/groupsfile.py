@@ -36,6 +36,7 @@ from typing import Any
 
 from ..core.lag import RESET_POLICIES
 from .errors import GroupsFileError
+from .textfiles import read_user_file
 
 
 @dataclass(frozen=True)
@@ -250,12 +251,7 @@ def _load(path: str | Path) -> Any:
     """The YAML of a groups file; a key given twice in a mapping is refused."""
     import yaml
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GroupsFileError(f"cannot read groups file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise GroupsFileError(f"groups file {path} is not UTF-8 text") from None
+    text = read_user_file(path, "groups", GroupsFileError)
     try:
         data = yaml.load(text, Loader=_strict_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
