@@ -88,6 +88,15 @@ def split(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
     return next((mask for mask in masks if search.split_allowed(heavy, light, mask)), None)
 
 
+@functools.lru_cache(maxsize=64)
+def _pair_places(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Places i < j of every pair of n items (the same for every side of n; read-only)."""
+    i, j = np.triu_indices(n, 1)
+    for array in (i, j):
+        array.flags.writeable = False
+    return i, j
+
+
 def _pairs(places: np.ndarray, lags: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sum, higher place and lower place (-1 for none) of every subset of ``size`` (1 or 2)
     items, sorted by sum, then places."""
@@ -95,7 +104,7 @@ def _pairs(places: np.ndarray, lags: np.ndarray, size: int) -> tuple[np.ndarray,
         hi, lo = places, np.full(len(places), -1)
         sums = lags
     else:
-        i, j = np.triu_indices(len(places), 1)  # i < j: j is the higher place
+        i, j = _pair_places(len(places))  # i < j: j is the higher place
         hi, lo = places[j], places[i]
         sums = lags[i] + lags[j]
     order = np.lexsort((lo, hi, sums))
@@ -118,12 +127,20 @@ def trade(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
     if search.load[heavy] + search.load[light] >= LAG_LIMIT:
         return None
     sides = (_side(search, heavy, light), _side(search, light, heavy))
+    subsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def pairs(side: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_pairs`` of one side, computed once per trade (two kinds share each)."""
+        if (side, size) not in subsets:
+            subsets[side, size] = _pairs(*sides[side], size)
+        return subsets[side, size]
+
     scored = []
     for kind, (given, taken) in enumerate(((2, 2), (2, 1), (1, 2))):
         if n_heavy - given + taken not in sizes:
             continue
-        sa, a_hi, a_lo = _pairs(*sides[0], given)
-        sb, b_hi, b_lo = _pairs(*sides[1], taken)
+        sa, a_hi, a_lo = pairs(0, given)
+        sb, b_hi, b_lo = pairs(1, taken)
         if not len(sa) or not len(sb):
             continue
         at = sb.searchsorted(sa - gap // 2)
