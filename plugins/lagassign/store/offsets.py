@@ -63,25 +63,43 @@ class OffsetHistory(StoreBase):
             for tp, end in sorted(ends.items())
             if end is not None
         ]
+        by = ("topic", "partition")
+        return self._write_observation(h, by, name, at, plan_id, rows, keep, max_age, stale)
+
+    def _write_observation(
+        self,
+        h: sa.Table,
+        by: tuple[str, ...],
+        cluster: str,
+        at: datetime,
+        plan_id: int | None,
+        rows: list[dict[str, Any]],
+        keep: int,
+        max_age: timedelta,
+        stale: timedelta,
+    ) -> int:
+        """Write one observation's ``rows`` into ``h`` (replacing the rows a retry of the same
+        plan, or an observation at the same time, left), then prune the cluster's history, kept
+        per ``by``; returns how many rows were written."""
         with self._engine.begin() as conn:
             if plan_id is not None:
-                conn.execute(sa.delete(h).where(h.c.cluster == name, h.c.plan_id == plan_id))
-            conn.execute(sa.delete(h).where(h.c.cluster == name, h.c.observed_at == at))
+                conn.execute(sa.delete(h).where(h.c.cluster == cluster, h.c.plan_id == plan_id))
+            conn.execute(sa.delete(h).where(h.c.cluster == cluster, h.c.observed_at == at))
             if rows:
                 conn.execute(sa.insert(h), rows)
-            self._prune(conn, name, at, keep, max_age, stale)
+            self._prune(conn, h, by, cluster, at, keep, max_age, stale)
         return len(rows)
 
     def _prune(
         self,
         conn: sa.Connection,
+        h: sa.Table,
+        by: tuple[str, ...],
         cluster: str,
         now: datetime,
         keep: int,
         max_age: timedelta,
         stale: timedelta,
-        h: sa.Table = offset_history_t,
-        by: tuple[str, ...] = ("topic", "partition"),
     ) -> None:
         rank = (
             sa.func.row_number()
@@ -151,15 +169,8 @@ class OffsetHistory(StoreBase):
             }
             for group, topic, part, committed, lag, member in positions
         ]
-        with self._engine.begin() as conn:
-            if plan_id is not None:
-                conn.execute(sa.delete(h).where(h.c.cluster == name, h.c.plan_id == plan_id))
-            conn.execute(sa.delete(h).where(h.c.cluster == name, h.c.observed_at == at))
-            if rows:
-                conn.execute(sa.insert(h), rows)
-            by = ("group_name", "topic", "partition")
-            self._prune(conn, name, at, keep, max_age, stale, h, by)
-        return len(rows)
+        by = ("group_name", "topic", "partition")
+        return self._write_observation(h, by, name, at, plan_id, rows, keep, max_age, stale)
 
     def previous_positions(
         self, cluster: str | None, groups: Iterable[str], before: datetime
