@@ -10,8 +10,9 @@
 * lagassign's own topics: ``plans`` (static assignments on a compacted topic), ``status``
   (instances' announcements), ``topicadmin`` (finding and creating them), ``reader`` (reading
   one to its end), ``follower`` (following both).
-* ``groupsfile`` (the YAML file that declares groups running in manual ``assign()`` mode) and
-  ``applier`` (carrying out a publish decision).
+* ``groupsfile`` (the YAML file that declares groups running in manual ``assign()`` mode),
+  ``textfiles`` (reading a file a user named), and ``applier`` (carrying out a publish decision)
+  through the store's ``ledger_port``.
 
 Nothing here is imported by the core; ``confluent_kafka`` is imported inside the functions that
 need it, so that ``lagassign assign`` and an application importing ``PlanConsumer`` start
