@@ -1,7 +1,8 @@
 """lagassign's ``uniform`` and ``range`` against Kafka's server-side assignors of KIP-848
 (kafka-group-coordinator's ``UniformAssignor`` and ``RangeAssignor``, run by
 tests/java/ServerAssignors.java): the seeded groups they are compared on, and why a result
-differs, case by case. Shared by tests/core/strategies/test_fidelity_server_assignors.py and bench/fidelity.py.
+differs, case by case. Shared by tests/core/strategies/test_fidelity_server_assignors.py
+and bench/fidelity.py.
 
 Every difference gets one reason (a short label); ``UNEXPLAINED`` means none of them holds (a
 bug to look at):
