@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model import GroupSnapshot, TopicPartition
+from ..shared import Shared
 
 if TYPE_CHECKING:
     from .engine import Objective
@@ -308,9 +309,18 @@ class State(Loads):
 
 
 def _owners(group: GroupSnapshot) -> dict[int, str]:
-    """Current owner id of each owned partition index (owned partitions the group lists)."""
+    """Current owner id of each owned partition index (owned partitions the group lists): the
+    same for every search of the group, read only."""
+    return _OWNERS.get(group, lambda: _owner_ids(group))
+
+
+def _owner_ids(group: GroupSnapshot) -> dict[int, str]:
     ids = group.member_ids
     return {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0} if group.owned_count else {}
+
+
+#: ``_owners`` per group
+_OWNERS: Shared[dict[int, str]] = Shared("owner id per partition index")
 
 
 def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
@@ -318,7 +328,7 @@ def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) ->
     not list, or whose topic nobody subscribes to any more: they move whatever we do)."""
     if not group.owned_count:
         return 0
-    kept = sum(1 for mid, idx in layout.items() for i in idx if before.get(i) == mid)
+    kept = sum(list(map(before.get, idx)).count(mid) for mid, idx in layout.items())
     return group.owned_count - kept
 
 
