@@ -67,17 +67,17 @@ def fewer_moves(group: GroupSnapshot, book: LoadBook, racks: bool = False) -> in
 
 def _search(state: Holdings, scope: Scope, two_steps: bool) -> int:
     """Apply chains inside ``scope`` until none helps (with ``two_steps``, no pair of chains
-    either); return the total cost saved."""
-    if not _can_gain(state, scope):
-        return 0
+    either); return the total cost saved. It stops as soon as every partition sits where it
+    is worth most (``_can_gain``): no chain, nor pair of chains, could then cost less than zero."""
     saved = 0
-    while True:
+    while _can_gain(state, scope):
         gain = _chains(state, scope)
         if gain is None and two_steps:
             gain = _two_chains(state, scope)
         if gain is None:
             return saved
         saved -= gain
+    return saved
 
 
 def _search_in_blocks(state: Holdings, pairs: int) -> int:

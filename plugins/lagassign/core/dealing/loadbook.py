@@ -140,12 +140,18 @@ def balance_counts(
             queue = queues.get(giver)
             if queue is None:
                 queue = queues[giver] = iter(candidates(giver, book.held[giver]))
+            most = book.count[giver] - 2
+            refused: set[str] = set()  # no count changes during one scan: a topic refused stays so
             for tp in queue:
-                taker = book.least_loaded(tp.topic)
-                if book.count[taker] <= book.count[giver] - 2:
+                topic = tp.topic
+                if topic in refused:
+                    continue
+                taker = book.least_loaded(topic)
+                if book.count[taker] <= most:
                     book.move(tp, taker)
                     moved += 1
                     changed = True
                     heapq.heappush(fullest, (-book.count[giver], giver))
                     break
+                refused.add(topic)
     return moved
