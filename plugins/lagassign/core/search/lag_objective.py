@@ -58,17 +58,15 @@ class LagObjective:
         if not l_lags:
             return found.exchange(h_list, l_list)
         # Per heavy partition p (only those with some light partition in (p - gap, p) can
-        # swap): the first light one at or above p - gap / 2, found by a pointer that only
-        # moves up as p does, and how near the nearest light one comes (the one below it
-        # leaves 2d - gap > 0, the one at it 2d - gap <= 0).
+        # swap): the first light one at or above p - gap / 2, searched from where the previous
+        # p's was (it only moves up as p does), and how near the nearest light one comes (the
+        # one below it leaves 2d - gap > 0, the one at it 2d - gap <= 0).
         nearest: list[tuple[int, int, int]] = []
         n_light, shift = len(l_lags), gap // 2
         first, stop = bisect_right(h_lags, l_lags[0]), bisect_left(h_lags, l_lags[-1] + gap)
-        at = bisect_left(l_lags, h_lags[first] - shift) if first < stop else 0
-        for i in range(first, stop):
-            lag = h_lags[i]
-            while at < n_light and l_lags[at] < lag - shift:
-                at += 1
+        at = 0
+        for i, lag in enumerate(h_lags[first:stop], first):
+            at = bisect_left(l_lags, lag - shift, at)
             below = 2 * (lag - l_lags[at - 1]) - gap if at else gap
             above = gap - 2 * (lag - l_lags[at]) if at < n_light else gap
             near = below if below < above else above

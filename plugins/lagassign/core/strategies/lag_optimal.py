@@ -127,7 +127,7 @@ def _capped_longest_first(group: GroupSnapshot, ties: dict[str, bytes]) -> Index
     heap = [(0, ties[mid], mid, layout[mid]) for mid in group.member_ids]
     heapq.heapify(heap)
     heappop, heapreplace = heapq.heappop, heapq.heapreplace
-    for i in sorted(index, key=lambda i: -lags[i]):  # stable: equal lags by index
+    for i in sorted(index, key=lags.__getitem__, reverse=True):  # stable: equal lags by index
         load, t, mid, held = heap[0]
         while len(held) > floor or (len(held) == floor and not ceil_slots):
             heappop(heap)  # full: dropped from the heap for good
