@@ -148,6 +148,8 @@ def _two_chains(state: Holdings, scope: Scope) -> int | None:
     (moves, never rack locality) and may break the condition, carried out, then one that pays
     for it and keeps or mends the condition (``_repair``); the first taken back if there is
     none. At most ``_SECOND_STEP_TRIES`` first chains. Return the pair's cost."""
+    if not state.racks and _no_return_fits(state):
+        return None
     chart = _Chart(state, scope)
     slack = RACK_WEIGHT if state.racks else 1
     tried = 0
@@ -286,6 +288,28 @@ def _can_gain(state: Holdings, scope: Scope) -> bool:
                 if rack[mid] not in racks and any(rack[s] in racks for s in scope.subscribers[tp.topic]):
                     return True
     return False
+
+
+def _no_return_fits(state: Holdings) -> bool:
+    """Without racks, whether no balanced layout two chains away keeps more partitions with
+    their previous owners, so no pair of chains can cost less than zero. A pair that does
+    gives some member ``m`` back one of its partitions. If ``m`` holds only its own, that
+    raises its count by one or two, and two chains raise counts by two in all: by one when
+    some other subscriber of that topic has two fewer than ``m`` now, or two have one fewer,
+    the layout breaks the balance condition (by two, when one has no more than ``m``)."""
+    count, owner = state.count, state.owner
+    subscribers = state.group.subscribers
+    foreign = {owner[tp] for tp, (_, prev) in state.info.items() if prev != owner[tp]}
+    for tp, (topic, prev) in state.info.items():
+        if prev is None or prev == owner[tp] or prev not in count:
+            continue
+        if prev in foreign:
+            return False  # it may swap a partition that is not its own for this one
+        most = count[prev] - 1
+        below = [count[s] for s in subscribers[topic] if s != prev and count[s] <= most]
+        if prev in subscribers[topic] and len(below) < 2 and min(below, default=most) > most - 1:
+            return False
+    return True
 
 
 def _blocks(ids: list[str], size: int, sweep: int) -> list[list[str]]:
