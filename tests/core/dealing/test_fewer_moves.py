@@ -12,7 +12,9 @@ from pathlib import Path
 
 from groups import kafka_balance_violation, moved
 from lagassign.core.case import parse_case
+from lagassign.core.dealing import fewer_moves
 from lagassign.core.strategies import get_strategy
+from lagassign.core.synthetic import generate_cases
 from testpaths import REPO, TESTS
 
 # Issue 13's smallest case: Kafka moves nothing; the three passes alone moved t0-1 to C3.
@@ -184,3 +186,24 @@ def test_sticky_keeps_its_layout_on_a_group_a_repair_shortcut_changed() -> None:
     data = json.loads((Path(__file__).parents[2] / "data" / "sticky_repair_case.json").read_text())
     got = get_strategy("sticky").assign(parse_case(data["case"]))
     assert {mid: [list(tp) for tp in tps] for mid, tps in got.members.items()} == data["sticky"]
+
+
+def test_the_pair_search_is_skipped_only_where_no_pair_helps(monkeypatch) -> None:
+    """``_no_return_fits`` ends the search early: wherever it holds on the synthetic mix, the
+    pair search run in full finds nothing either."""
+    certify, search = fewer_moves._no_return_fits, fewer_moves._two_chains
+    skipped: list[int | None] = []
+
+    def checked(state, scope):
+        skip = not state.racks and certify(state)
+        found = search(state, scope)
+        if skip:
+            skipped.append(found)
+        return found
+
+    monkeypatch.setattr(fewer_moves, "_no_return_fits", lambda state: False)
+    monkeypatch.setattr(fewer_moves, "_two_chains", checked)
+    cases, _ = generate_cases(600, 3)
+    for case in cases:
+        get_strategy("sticky").assign(parse_case(case))
+    assert skipped and all(found is None for found in skipped)
