@@ -17,7 +17,6 @@ import os
 import sys
 from typing import Any
 
-from ..core.catchup import duration_text
 from ..core.clock import iso_z, utc_now
 from ..core.errors import LagassignError
 from ..core.health import STATUSES
@@ -30,7 +29,9 @@ from ..pipeline.overview import (
     SORTS,
     HealthSettings,
     build_overview,
+    catch_up_text,
     observe,
+    seconds_text,
     sort_rows,
     stored_overview,
 )
@@ -200,16 +201,6 @@ def _dump(data: Any) -> None:
 
 
 # -- text for people ----------------------------------------------------------------------------
-
-
-def seconds_text(value: Any) -> str:
-    return "-" if value is None else duration_text(float(value))
-
-
-def catch_up_text(row: dict[str, Any]) -> str:
-    if row.get("never_catches_up"):
-        return "never"
-    return seconds_text(row.get("catch_up_s"))
 
 
 def _source(ov: Any) -> str:

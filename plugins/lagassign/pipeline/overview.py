@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..core.catchup import duration_text
 from ..core.clock import iso_z
 from ..core.health import SEVERITY, GroupHealth, GroupInput, Rules, group_health
 from ..core.outcome import outcome_of
@@ -165,6 +166,18 @@ def plan_outcomes(store: GroupsStore, cluster: str, groups: Iterable[str]) -> di
 
 
 SORTS = ("status", "name", "lag", "lag-s", "catch-up")
+
+
+def seconds_text(value: Any) -> str:
+    """A duration in seconds as people read it ('18 min'), '-' when unknown."""
+    return "-" if value is None else duration_text(float(value))
+
+
+def catch_up_text(row: Mapping[str, Any]) -> str:
+    """A group row's catch-up time: 'never' when it consumes no faster than messages arrive."""
+    if row.get("never_catches_up"):
+        return "never"
+    return seconds_text(row.get("catch_up_s"))
 
 
 def sort_rows(rows: list[dict[str, Any]], by: str, reverse: bool = False) -> list[dict[str, Any]]:

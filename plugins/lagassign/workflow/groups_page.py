@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 from ..core.catchup import duration_text
 from ..core.health import SEVERITY, STATUSES
 from ..core.outcome import Outcome
+from ..pipeline.overview import catch_up_text, seconds_text
 from .charts import STATUS_CLASS, lag_history_svg
 from .formats import fmt_int, when
 from .templating import html, render
@@ -92,16 +93,6 @@ class GroupPage:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     plan_in_force: int | None = None
     hours: float = 24.0
-
-
-def seconds_text(value: Any) -> str:
-    return "-" if value is None else duration_text(float(value))
-
-
-def catch_up_text(row: Mapping[str, Any]) -> str:
-    if row.get("never_catches_up"):
-        return "never"
-    return seconds_text(row.get("catch_up_s"))
 
 
 def group_href(group: str, up: str = "") -> str:
