@@ -17,19 +17,19 @@ from typing import Any
 
 from airflow.sdk import DAG, TriggerRule, task
 
-from . import tasks
+from . import dag_ids, tasks
 from .evaluate_operator import evaluate_operator
 from .forms import rebalance_params, review_params, scheduled_settings
 from .hooks import DEFAULT_CONN_ID
 
-KINDS = {"lagassign_rebalance", "lagassign_daily"}
+KINDS = {dag_ids.REBALANCE, dag_ids.DAILY}
 
 
 def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
     """Build ``lagassign_rebalance`` or ``lagassign_daily``."""
     if dag_id not in KINDS:
         raise ValueError(f"unknown lagassign DAG {dag_id!r}; known: {', '.join(sorted(KINDS))}")
-    manual = dag_id == "lagassign_rebalance"
+    manual = dag_id == dag_ids.REBALANCE
     with DAG(
         dag_id=dag_id,
         description="Lag-aware rebalance plans for Kafka consumer groups",
@@ -85,7 +85,7 @@ def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
     return dag
 
 
-REVIEW_DAG_ID = "lagassign_review"
+REVIEW_DAG_ID = dag_ids.REVIEW
 
 
 def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:

@@ -26,7 +26,7 @@ from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from ..kafka.status import now_ms
 from ..pipeline.failover import FailoverSettings
 from ..pipeline.watch import Watcher
-from . import tasks
+from . import dag_ids, tasks
 from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, groups_file_or_workers
 
 ASSET_NAME = "lagassign_membership"
@@ -119,7 +119,7 @@ def groups_of_events(events: Any) -> list[dict[str, Any]]:
 
 
 def make_failover_dag(
-    dag_id: str = "lagassign_failover",
+    dag_id: str = dag_ids.FAILOVER,
     kafka_conn_id: str = DEFAULT_CONN_ID,
     groups: str | None = None,
     session_timeout: float | None = None,

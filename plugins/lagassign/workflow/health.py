@@ -28,6 +28,7 @@ from typing import Any
 from ..core.errors import LagassignError
 from ..pipeline.health import health_step
 from ..pipeline.overview import DEFAULT_WINDOW_S, HealthSettings
+from . import dag_ids
 from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, open_store
 from .notifiers import notifiers_from_env, sender
 
@@ -94,7 +95,7 @@ def run_health(
 
 
 def make_health_dag(
-    dag_id: str = "lagassign_health",
+    dag_id: str = dag_ids.HEALTH,
     kafka_conn_id: str = DEFAULT_CONN_ID,
     notifiers: Sequence[Any] = (),
     schedule: Any = "env",

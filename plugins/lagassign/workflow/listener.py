@@ -22,11 +22,12 @@ from airflow.listeners import hookimpl
 
 from ..core.outcome import outcome_of, summary
 from ..pipeline.ports import AuditTrailPort
+from . import dag_ids
 from .hooks import open_store
 
 log = logging.getLogger("lagassign")
 
-DAG_IDS = ("lagassign_rebalance", "lagassign_daily", "lagassign_review", "lagassign_failover")
+DAG_IDS = dag_ids.PLANNING
 MAX_NOTE = 1000  # Airflow's dag_run_note.content is String(1000)
 
 

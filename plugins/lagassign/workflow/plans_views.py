@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from ..core.catchup import duration_text
 from ..core.outcome import Outcome, outcome_of
+from . import dag_ids
 from .formats import fmt_int, fmt_rate, ratio_text, when
 from .group_view import cause_view, dash, move_texts
 from .plan_facts import compute_moves, target_strategy
@@ -31,10 +32,10 @@ from .plan_texts import (
 
 #: The DAGs the pages' actions and promises depend on, and what stops while one is paused.
 DAG_ROLES: dict[str, str] = {
-    "lagassign_review": "publish and roll back from these pages wait in the queue",
-    "lagassign_rebalance": "re-plan from these pages waits in the queue",
-    "lagassign_failover": "failover is off: a dead instance's partitions are not given to the live ones",
-    "lagassign_daily": "no scheduled plans are made",
+    dag_ids.REVIEW: "publish and roll back from these pages wait in the queue",
+    dag_ids.REBALANCE: "re-plan from these pages waits in the queue",
+    dag_ids.FAILOVER: "failover is off: a dead instance's partitions are not given to the live ones",
+    dag_ids.DAILY: "no scheduled plans are made",
 }
 
 

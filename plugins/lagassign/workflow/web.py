@@ -34,6 +34,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from ..core.outcome import outcome_of, run_succeeded, summary
 from ..pipeline.ports import AuditTrailPort, PublishingStore
 from ..store import AuditStore, PlanNotFoundError, StoreError, resolve_url
+from . import dag_ids
 from .hooks import LagassignStoreHook
 from .templating import render
 
@@ -41,10 +42,10 @@ log = logging.getLogger("lagassign.ui")
 T = TypeVar("T")
 
 #: the DAGs the pages trigger, follow or unpause
-REVIEW_DAG = "lagassign_review"
-REPLAN_DAG = "lagassign_rebalance"
-FAILOVER_DAG = "lagassign_failover"
-DAILY_DAG = "lagassign_daily"
+REVIEW_DAG = dag_ids.REVIEW
+REPLAN_DAG = dag_ids.REBALANCE
+FAILOVER_DAG = dag_ids.FAILOVER
+DAILY_DAG = dag_ids.DAILY
 PAGE_DAGS = (REVIEW_DAG, REPLAN_DAG, FAILOVER_DAG, DAILY_DAG)
 #: a run id of Airflow's alphabet: the only kind the pages put in a link or a notice
 RUN_ID = re.compile(r"[A-Za-z0-9_.:+\-]{1,250}")
