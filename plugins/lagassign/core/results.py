@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring_ascii
 from typing import Any, TypedDict
@@ -336,7 +336,3 @@ def best_of(
     """The best of ``results`` that ``keep`` accepts (complete ones by default), or None."""
     ranked = [(rank(r, i), r) for i, r in enumerate(results) if keep(r)]
     return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
-
-
-def decode_all(evaluations: Iterable[GroupEvaluation | Mapping[str, Any]]) -> list[GroupEvaluation]:
-    return [GroupEvaluation.of(e) for e in evaluations]
