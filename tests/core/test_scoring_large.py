@@ -7,7 +7,6 @@ import random
 import pytest
 from lagassign.core import scoring
 from lagassign.core.case import parse_case
-from lagassign.core.model import PartitionColumns
 
 
 def _group(rnd: random.Random):
@@ -64,17 +63,3 @@ def test_numpy_layout_equals_the_plain_one(seed):
         assert large.lag() == plain.lag()
         assert large.consumes_all() == plain.consumes_all()
         assert large.moves() == plain.moves()
-
-
-def test_positions_in_bulk_equal_one_by_one():
-    rnd = random.Random(5)
-    topics, numbers = [], []
-    for t in ("a", "b", "c"):
-        listed = sorted(rnd.sample(range(3000), 1500)) if t == "b" else list(range(1000))  # b has gaps
-        topics.extend([t] * len(listed))
-        numbers.extend(listed)
-    columns = PartitionColumns(topics, numbers, [0] * len(topics))
-    pairs = [(rnd.choice("abcd"), rnd.randrange(3100)) for _ in range(5000)]
-    found = columns.positions(pairs)
-    assert found == [columns.position(t, n) for t, n in pairs]
-    assert None in found and any(i is not None and topics[i] == "b" for i in found)

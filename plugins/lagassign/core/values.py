@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from itertools import chain, repeat
-from operator import add, eq, itemgetter
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
-
-import numpy as np
 
 if TYPE_CHECKING:
     from .model import GroupSnapshot
@@ -64,7 +61,6 @@ _NO_RACKS: frozenset[str] = frozenset()
 #: ``tuple.__new__(TopicPartition, (topic, number))`` makes a TopicPartition in C, without the
 #: named tuple's Python-level ``__new__`` (what it costs: ``bench/README.md``)
 _new_tuple = tuple.__new__
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 class PartitionColumns:
@@ -77,7 +73,6 @@ class PartitionColumns:
     """
 
     __slots__ = (
-        "_arrays",
         "begin",
         "committed",
         "end",
@@ -115,7 +110,6 @@ class PartitionColumns:
         self.spans: dict[str, range] = {
             t: range(starts[i], starts[i + 1]) for i, t in enumerate(self.topic_names)
         }
-        self._arrays: tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of_states(cls, partitions: Mapping[TopicPartition, PartitionState]) -> PartitionColumns:
@@ -154,62 +148,12 @@ class PartitionColumns:
         return list(map(_new_tuple, repeat(TopicPartition), zip(self.topics, self.numbers, strict=True)))
 
     def positions(self, pairs: Sequence[tuple[str, int]]) -> list[int | None]:
-        """The index of each (topic, number), None for a partition not known. In bulk: where
-        each topic's partitions are 0..n-1 a partition's index is its topic's first index plus
-        its number, which is then checked; anything else is searched for."""
-        if not pairs:
-            return []
-        if len(pairs) >= NUMPY_FROM:
-            return self._positions_in_bulk(pairs)
-        starts = {t: span.start for t, span in self.spans.items()}
-        try:
-            at = list(map(add, map(starts.__getitem__, map(_FIRST, pairs)), map(_SECOND, pairs)))
-            if all(map(eq, map(self.numbers.__getitem__, at), map(_SECOND, pairs))) and all(
-                map(eq, map(self.topics.__getitem__, at), map(_FIRST, pairs))
-            ):
-                return at
-        except (KeyError, IndexError):
-            pass
+        """The index of each (topic, number), None for a partition not known."""
         return [self.position(t, n) for t, n in pairs]
 
     def positions_each(self, lists: Sequence[Sequence[tuple[str, int]]]) -> list[list[int | None]]:
-        """``positions`` of each list of pairs, looked up in one call (a call per list cost
-        more than its work for short lists, e.g. each member's owned partitions)."""
-        found = self.positions(list(chain.from_iterable(lists)))
-        out = []
-        at = 0
-        for pairs in lists:
-            out.append(found[at : at + len(pairs)])
-            at += len(pairs)
-        return out
-
-    def _positions_in_bulk(self, pairs: Sequence[tuple[str, int]]) -> list[int | None]:
-        """``positions`` with numpy: the topic's first index plus the number, checked at once."""
-        try:
-            number_of, starts, stops, numbers = self._index_arrays()
-            topic = np.fromiter(map(number_of.__getitem__, map(_FIRST, pairs)), np.intp, len(pairs))
-            number = np.fromiter(map(_SECOND, pairs), np.int64, len(pairs))
-        except (KeyError, TypeError, ValueError, OverflowError):  # unknown topics, odd numbers
-            return [self.position(t, n) for t, n in pairs]
-        at = starts[topic] + number
-        found = (number >= 0) & (at < stops[topic])
-        found &= numbers[np.where(found, at, 0)] == number
-        out: list[int | None] = at.tolist()
-        for i in np.flatnonzero(~found).tolist():  # numbers not 0..n-1, or not listed
-            out[i] = self.position(*pairs[i])
-        return out
-
-    def _index_arrays(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
-        """(topic -> its number, first index per topic, end per topic, numbers as int64), made once."""
-        if self._arrays is None:
-            spans = list(self.spans.values())
-            self._arrays = (
-                {t: i for i, t in enumerate(self.spans)},
-                np.array([s.start for s in spans], dtype=np.int64),
-                np.array([s.stop for s in spans], dtype=np.int64),
-                np.array(self.numbers, dtype=np.int64),  # OverflowError beyond int64
-            )
-        return self._arrays
+        """``positions`` of each list of pairs, e.g. of each member's owned partitions."""
+        return [self.positions(pairs) for pairs in lists]
 
     def states(self, tps: list[TopicPartition] | None = None) -> dict[TopicPartition, PartitionState]:
         """Every partition's state, keyed by TopicPartition (``tps`` if made already), in index order."""
