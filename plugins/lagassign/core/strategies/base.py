@@ -93,21 +93,21 @@ def shared_layout(
     return {mid: list(tps) for mid, tps in key.get(group, compute, variant).items()}
 
 
-def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """Owned partitions each member may keep: still listed and of a topic it subscribes to."""
-    return {
-        m.id: [tp for tp, i in zip(m.owned, idx, strict=True) if i is not None and tp.topic in m.topics]
-        for m, idx in zip(group.members, group.owned_index, strict=True)
-    }
-
-
 def kept_owned_index(group: GroupSnapshot) -> list[list[int]]:
-    """``kept_owned`` as partition indices per member index, ascending."""
+    """Owned partitions each member may keep: still listed and of a topic it subscribes to, as
+    partition indices per member index, ascending."""
     topics = group.columns.topics
     return [
         [i for i in idx if i is not None and topics[i] in m.topics]
         for m, idx in zip(group.members, group.owned_index, strict=True)
     ]
+
+
+def kept_owned(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+    """``kept_owned_index`` as partitions per member id."""
+    tps = group.tps
+    kept = kept_owned_index(group)
+    return {m.id: [tps[i] for i in idx] for m, idx in zip(group.members, kept, strict=True)}
 
 
 def fresh_apart(group: GroupSnapshot) -> list[list[int]] | None:
