@@ -242,9 +242,6 @@ class Assignment:
         """Whether this assignment was given as indices of ``group`` (nothing to convert)."""
         return self._indexed is not None and self._group is group
 
-    def owner_of(self) -> dict[TopicPartition, str]:
-        return {tp: mid for mid, tps in self.members.items() for tp in tps}
-
     def _fields(self) -> tuple:
         return (type(self), self.strategy, self.members, self.withheld, self.notes)
 
