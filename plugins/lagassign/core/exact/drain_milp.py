@@ -41,6 +41,7 @@ from typing import Any
 
 from ..catchup import capacity, inflow, seconds_to_catch_up
 from ..model import GroupSnapshot, TopicPartition
+from .highs import quiet_solver, rowwise_milp
 from .lag_milp import deal_to_owners
 
 Layout = dict[str, list[TopicPartition]]
@@ -91,7 +92,6 @@ class _Feasibility:
     def highs(self, t: float, time_limit: float) -> Any:
         """A HiGHS instance of the model at ``t`` seconds."""
         import highspy
-        import numpy as np
 
         lag, members, tps = self.group.lag, self.members, self.tps
         n = len(self.cols)
@@ -125,28 +125,9 @@ class _Feasibility:
             row(weights, -inf, t)
             if self.low[m] > 0 or self.high[m] < len(tps):
                 row([(c, 1.0) for c in cs], float(self.low[m]), float(self.high[m]))
-        lp = highspy.HighsLp()
-        lp.num_col_ = n
-        lp.num_row_ = len(rows_lo)
-        lp.col_cost_ = np.zeros(n)
-        lp.col_lower_ = np.zeros(n)
-        lp.col_upper_ = np.ones(n)
-        lp.row_lower_ = np.array(rows_lo)
-        lp.row_upper_ = np.array(rows_hi)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-        lp.a_matrix_.index_ = np.array(idx, dtype=np.int32)
-        lp.a_matrix_.value_ = np.array(val)
-        lp.a_matrix_.num_col_ = n
-        lp.a_matrix_.num_row_ = len(rows_lo)
-        lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", 1)
-        h.setOptionValue("random_seed", 0)
-        h.setOptionValue("time_limit", max(0.01, float(time_limit)))
-        h.passModel(lp)
-        return h
+        binary = ([0.0] * n, [1.0] * n)
+        lp = rowwise_milp([0.0] * n, binary, (rows_lo, rows_hi), (starts, idx, val), [True] * n)
+        return quiet_solver(lp, time_limit)
 
     def test(self, t: float, time_limit: float) -> tuple[str, Layout | None]:
         """('feasible', a plan finishing by ``t``), ('infeasible', None) or ('unknown', None)."""

@@ -27,6 +27,7 @@ from typing import Any
 from ..bounds import count_range
 from ..errors import StrategyOptionError
 from ..model import GroupSnapshot, TopicPartition
+from .highs import quiet_solver, rowwise_milp
 
 Layout = dict[str, list[TopicPartition]]
 
@@ -125,14 +126,7 @@ def solve(
 
     started = time.perf_counter()
     model = _Model.of(group, count_slack, max_moves)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", 0)
-    h.setOptionValue("time_limit", max(0.01, float(time_limit)))
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.999)
-    h.passModel(model.highs_lp(known_bound))
+    h = quiet_solver(model.highs_lp(known_bound), time_limit, mip_rel_gap=0.0, mip_abs_gap=0.999)
     if start is not None:
         if model.symmetric:
             start = _relabel(start, model.tps, model.members)
@@ -260,28 +254,17 @@ class _Model:
 
     def highs_lp(self, known_bound: int) -> Any:
         """The model as a ``highspy.HighsLp``; T starts at ``known_bound``."""
-        import highspy
-        import numpy as np
-
         n_x, n_y = len(self.cols), len(self.y_cols)
         total = sum(self.group.lag.values())
-        lp = highspy.HighsLp()
-        lp.num_col_ = self.n_cols
-        lp.num_row_ = len(self.lo)
-        lp.col_cost_ = np.array([0.0] * n_x + [1.0] + [0.0] * n_y)
-        lp.col_lower_ = np.array([0.0] * n_x + [float(max(known_bound, 0))] + [0.0] * n_y)
-        lp.col_upper_ = np.array([1.0] * n_x + [float(total)] + [1.0] * n_y)
-        lp.row_lower_ = np.array([-highspy.kHighsInf if v == -math.inf else v for v in self.lo])
-        lp.row_upper_ = np.array([highspy.kHighsInf if v == math.inf else v for v in self.hi])
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.array(self.starts, dtype=np.int32)
-        lp.a_matrix_.index_ = np.array(self.idx, dtype=np.int32)
-        lp.a_matrix_.value_ = np.array(self.val)
-        lp.a_matrix_.num_col_ = self.n_cols
-        lp.a_matrix_.num_row_ = len(self.lo)
-        integer, continuous = highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous
-        lp.integrality_ = [integer] * n_x + [continuous] + [integer] * n_y
-        return lp
+        lower = [0.0] * n_x + [float(max(known_bound, 0))] + [0.0] * n_y
+        upper = [1.0] * n_x + [float(total)] + [1.0] * n_y
+        return rowwise_milp(
+            [0.0] * n_x + [1.0] + [0.0] * n_y,
+            (lower, upper),
+            (self.lo, self.hi),
+            (self.starts, self.idx, self.val),
+            [True] * n_x + [False] + [True] * n_y,
+        )
 
     def start_vector(self, start: Layout) -> list[float]:
         """Column values of a layout, for the solver's first incumbent."""
