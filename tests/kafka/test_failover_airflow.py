@@ -114,7 +114,10 @@ def test_the_triggerer_fires_the_failover_dag_after_a_kill_9(broker, tmp_path):
     o = fk.airflow_failover_after_kill9(broker, tmp_path, session_timeout=5)
     assert set(o.details["plan"].members) == {"w0", "w2"}, o.details["log"]
     failover = [p for p in o.details["audit"] if p["trigger"] == "failover"]
-    assert failover and failover[0]["dag_id"] == "lagassign_failover" and failover[0]["status"] == "succeeded"
+    # The run that published the plan in force; a later membership event may queue another run
+    # that starts after the scenario has closed its workers and fails with "no live instance".
+    published = [p for p in failover if p["status"] == "succeeded"]
+    assert published and published[0]["dag_id"] == "lagassign_failover", failover
     # How fast is a figure of bench/faults.py (goal 60 s); here only that it happened, in a bound
     # wide enough for a loaded CI machine: the session timeout + the trigger + a DAG run.
     assert o.seconds < 5 + 100, o.details["log"]
