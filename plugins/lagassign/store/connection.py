@@ -12,6 +12,8 @@ from sqlalchemy import event
 
 from .errors import StoreError
 
+PG_LOCK_CLASS = 0x1A6A  # first key of PostgreSQL advisory locks taken by lagassign
+
 
 def resolve_url(url: str | None = None) -> str:
     """The database URL: explicit argument > $LAGASSIGN_DB_URL > SQLite file under AIRFLOW_HOME."""

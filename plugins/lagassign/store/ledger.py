@@ -24,11 +24,11 @@ from ..core.clock import utc_now
 from ..core.clusters import cluster_label
 from .base import StoreBase
 from .columns import checked_utc
+from .connection import PG_LOCK_CLASS
 from .errors import StalePlanError, StoreError, VersionConflictError
 from .schema import (
     ACTIVE_STATES,
     MAX_ERROR_CHARS,
-    PG_LOCK_CLASS,
     decisions_t,
     evaluations_t,
     plans_t,

@@ -13,9 +13,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from ...core.clock import utc_now
-from ..connection import safe_url
+from ..columns import UTCDateTime
+from ..connection import PG_LOCK_CLASS, safe_url
 from ..errors import StoreError, StoreNotFoundError
-from ..schema import PG_LOCK_CLASS, schema_version_t
 from . import (
     m01_audit_trail,
     m02_publication_ledger,
@@ -30,6 +30,14 @@ from . import (
 )
 
 _PG_MIGRATION_LOCK = 1  # second key of the advisory lock migrations take
+
+schema_version_t = sa.Table(
+    "schema_version",
+    sa.MetaData(),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String, nullable=False),
+    sa.Column("applied_at", UTCDateTime, nullable=False),
+)
 
 Migration = tuple[int, str, Callable[[sa.Connection], None]]
 MIGRATIONS: list[Migration] = [
