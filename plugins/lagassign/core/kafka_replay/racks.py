@@ -9,13 +9,10 @@ rack-local partitions kept up to the quotas, the rest to a rack-local member wit
 (fewest rack-local members first), then back to their owner if it has room, else to the
 emptiest member.
 
-``kafka_general_rack_seed``: mixed subscriptions, the general builder's rules: every owned
-rack-local partition kept, the rest to the emptiest rack-local eligible member, else the
-emptiest eligible one, then counts balanced.
-
-Both are starts: sticky's chain search (``fewer_moves``) improves them. Kafka's rack-foreign
-owned partitions are released as in Kafka; one that finds no rack-local home goes back to its
-owner when it has room, which Kafka does not promise.
+Mixed subscriptions follow the general builder's rules, in sticky's passes 1-3 with racks
+(``strategies.sticky``). Both are starts: sticky's chain search (``fewer_moves``) improves
+them. Kafka's rack-foreign owned partitions are released as in Kafka; one that finds no
+rack-local home goes back to its owner when it has room, which Kafka does not promise.
 
 Spec: KIP-881 and Apache Kafka's ``AbstractStickyAssignor`` (``RackInfo``,
 ``ConstrainedAssignmentBuilder``, ``GeneralAssignmentBuilder``).
@@ -23,9 +20,6 @@ Spec: KIP-881 and Apache Kafka's ``AbstractStickyAssignor`` (``RackInfo``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from ..dealing.loadbook import LoadBook, balance_counts
 from ..model import GroupSnapshot, TopicPartition
 
 
@@ -86,33 +80,3 @@ def kafka_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
             prev = min((mid for mid in ids if room(mid)), key=lambda mid: (len(held[mid]), mid))
         give(prev, tp)
     return held
-
-
-def kafka_general_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """Partitions per member by Kafka's general builder's rules with racks (mixed subscriptions):
-    every owned rack-local partition kept, the rest (fewest eligible members first) to the
-    emptiest rack-local eligible member, else the emptiest eligible one; then counts balanced,
-    newly given partitions given away first, rack-foreign before rack-local."""
-    rack = {m.id: m.rack for m in group.members}
-    racks = {tp: group.partitions[tp].racks for tp in group.assignable}
-    kept = {
-        m.id: [tp for tp in m.owned if tp in racks and tp.topic in m.topics and rack[m.id] in racks[tp]]
-        for m in group.members
-    }
-    book = LoadBook(group, layout=kept)
-    free = [tp for tp in group.assignable if tp not in book.owner]
-    subs = group.subscribers
-    free.sort(key=lambda tp: (len(subs[tp.topic]), tp))
-    for tp in free:
-        local = [mid for mid in subs[tp.topic] if rack[mid] in racks[tp]]
-        if local:
-            book.add(min(local, key=lambda mid: (book.count[mid], mid)), tp)
-        else:
-            book.add(book.least_loaded(tp.topic), tp)
-    before = group.owner
-
-    def give_away(mid: str, held: Iterable[TopicPartition]) -> list[TopicPartition]:
-        return sorted(held, key=lambda tp: (before.get(tp) == mid, rack[mid] in racks[tp], tp))
-
-    balance_counts(book, give_away)
-    return book.assignment()

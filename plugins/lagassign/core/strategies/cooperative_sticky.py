@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..model import Assignment, GroupSnapshot
 from .base import Strategy, build, build_indexed, fresh_apart
-from .sticky import cooperative_sticky_assignment
+from .sticky import sticky_assignment
 
 
 class CooperativeStickyStrategy(Strategy):
@@ -33,7 +33,7 @@ class CooperativeStickyStrategy(Strategy):
         apart = fresh_apart(group)  # sticky's layout on a fresh group: nothing owned, nothing withheld
         if apart is not None:
             return build_indexed(self.name, group, apart, withheld=[])
-        target = cooperative_sticky_assignment(group)
+        target = sticky_assignment(group, cooperative=True)
         before = group.owner
         withheld = sorted(tp for mid, tps in target.items() for tp in tps if before.get(tp, mid) != mid)
         return build(self.name, group, target, withheld=withheld)

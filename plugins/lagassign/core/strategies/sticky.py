@@ -10,9 +10,11 @@
    partitions rack-local, while the condition holds (``dealing.fewer_moves``). Without racks
    sticky moves no more than Kafka's; with racks, rack locality comes before stickiness, as in
    Kafka's, except that on one shared subscription an owned rack-local partition is kept
-   first. With racks, passes 1-3 are replaced by Kafka's own rules with racks
-   (``kafka_replay.racks.kafka_rack_seed`` for one shared subscription,
-   ``kafka_general_rack_seed`` for mixed ones), which the chains improve.
+   first. With racks, passes 1-3 follow Kafka's own rules with racks, which the chains
+   improve: on one shared subscription its constrained builder's
+   (``kafka_replay.racks.kafka_rack_seed``), on mixed ones its general builder's (only
+   rack-local owned partitions kept, a rack-local member preferred, rack-foreign partitions
+   given away first).
 5. Mixed subscriptions with racks (up to ``KAFKA_REPLAY_MEMBERS``): Kafka's own result is
    replayed (``kafka_replay.general``) and ours kept only where it moves no more and reads no
    fewer rack-local partitions; else Kafka's, improved where neither count worsens
@@ -41,14 +43,15 @@ and nothing else moves::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..dealing.fewer_moves import fewer_moves
 from ..dealing.loadbook import LoadBook, balance_counts
 from ..kafka_replay.constrained import kafka_constrained_cooperative
+from ..kafka_replay.cooperative import Layout
 from ..kafka_replay.dominance import dominating
 from ..kafka_replay.general import kafka_general, kafka_general_cooperative
-from ..kafka_replay.racks import kafka_general_rack_seed, kafka_rack_seed, sticky_uses_racks
+from ..kafka_replay.racks import kafka_rack_seed, sticky_uses_racks
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..shared import Shared
 from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, shared_layout
@@ -59,67 +62,51 @@ from .base import Strategy, build, build_indexed, fresh_apart, kept_owned, share
 KAFKA_REPLAY_MEMBERS = 1000
 
 # the layouts computed once per group (see the functions that return them)
-_STICKY: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's layout")
-_COOPERATIVE: Shared[dict[str, list[TopicPartition]]] = Shared("cooperative-sticky's target layout")
-_PASSES: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's passes 1-3")
-_OURS: Shared[dict[str, list[TopicPartition]]] = Shared("sticky's own layout, before Kafka's is weighed")
+_PASSES: Shared[Layout] = Shared("sticky's passes 1-3")
+_OURS: Shared[Layout] = Shared("sticky's own layout, before Kafka's is weighed")
+_WEIGHED: Shared[Layout] = Shared("sticky's layout held against Kafka's (per Kafka builder)")
 
 
-def sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """The sticky target assignment shared by sticky and cooperative-sticky (computed once)."""
-    return shared_layout(_STICKY, group, lambda: _sticky_assignment(group))
+def sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> Layout:
+    """sticky's layout, or with ``cooperative`` cooperative-sticky's target: our own, held
+    against Kafka's result where pass 5 applies (computed once per Kafka result)."""
+    kafka = _kafka_yardstick(group, cooperative)
+    if kafka is None:
+        return _sticky_ours(group)
+    return shared_layout(_WEIGHED, group, lambda: dominating(group, _sticky_ours(group), kafka(group)), kafka)
 
 
-def cooperative_sticky_assignment(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """cooperative-sticky's target: sticky's, except with racks (one shared subscription, or
-    mixed ones), where it is held against Kafka's CooperativeStickyAssignor after its
-    follow-up rebalances."""
-    if not (_kafka_comparable(group) or (group.identical_subscriptions and sticky_uses_racks(group))):
-        return sticky_assignment(group)
-    return shared_layout(_COOPERATIVE, group, lambda: _sticky_assignment(group, cooperative=True))
+def _kafka_yardstick(group: GroupSnapshot, cooperative: bool) -> Callable[[GroupSnapshot], Layout] | None:
+    """The Kafka result pass 5 holds our layout against, if any: only with racks; on mixed
+    subscriptions (small enough to replay) Kafka's general builder, or its cooperative rounds;
+    on one shared subscription only cooperative-sticky's, the constrained builder's rounds."""
+    if not sticky_uses_racks(group):
+        return None
+    if group.identical_subscriptions:
+        return kafka_constrained_cooperative if cooperative else None
+    if len(group.members) > KAFKA_REPLAY_MEMBERS:
+        return None
+    return kafka_general_cooperative if cooperative else kafka_general
 
 
-def _kafka_comparable(group: GroupSnapshot) -> bool:
-    """Mixed subscriptions with racks, small enough to replay Kafka's general builder."""
-    return (
-        not group.identical_subscriptions
-        and len(group.members) <= KAFKA_REPLAY_MEMBERS
-        and sticky_uses_racks(group)
-    )
-
-
-def sticky_passes(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+def sticky_passes(group: GroupSnapshot) -> Layout:
     """Passes 1-3 only (computed once): lag-optimal's sticky seed, which its own search then
     improves, so its results do not depend on pass 4."""
-    return shared_layout(_PASSES, group, lambda: _sticky_book(group).assignment())
+    return shared_layout(_PASSES, group, lambda: _passes(group, racks=False))
 
 
-def _sticky_assignment(group: GroupSnapshot, cooperative: bool = False) -> dict[str, list[TopicPartition]]:
-    """Our layout, or with racks the one that matches or beats Kafka's (pass 5)."""
-    ours = _sticky_ours(group)
-    if not sticky_uses_racks(group):
-        return ours
-    if cooperative and group.identical_subscriptions:  # one subscription with racks
-        return dominating(group, ours, kafka_constrained_cooperative(group))
-    if not _kafka_comparable(group):
-        return ours
-    kafka = kafka_general_cooperative(group) if cooperative else kafka_general(group)
-    return dominating(group, ours, kafka)
-
-
-def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
+def _sticky_ours(group: GroupSnapshot) -> Layout:
     """lagassign's own sticky layout, before it is held against Kafka's (computed once: sticky
     and cooperative-sticky differ only in which Kafka result they hold it against)."""
 
-    def plan() -> dict[str, list[TopicPartition]]:
+    def plan() -> Layout:
         racks = sticky_uses_racks(group)
-        # one subscription with racks: Kafka's own rules with racks as the start, then pass 4
         if not racks:
             layout = sticky_passes(group)
         elif group.identical_subscriptions:
             layout = kafka_rack_seed(group)
         else:
-            layout = kafka_general_rack_seed(group)
+            layout = _passes(group, racks=True)
         if not (racks or (group.owner and not group.identical_subscriptions)):
             return layout
         book = LoadBook(group, layout=layout)  # pass 4 starts from there
@@ -129,31 +116,44 @@ def _sticky_ours(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     return shared_layout(_OURS, group, plan)
 
 
-def _sticky_book(group: GroupSnapshot) -> LoadBook:
+def _passes(group: GroupSnapshot, racks: bool) -> Layout:
     """Passes 1-3: owned partitions kept, the rest to the least loaded (most constrained
-    first), then counts balanced giving away newly given partitions first."""
-    book = LoadBook(group, layout=kept_owned(group))
+    first), then counts balanced giving away newly given partitions first. With ``racks``,
+    Kafka's general builder's rules (KIP-881): only rack-local owned partitions are kept, a
+    partition goes to the emptiest rack-local subscriber when there is one, and a member gives
+    away rack-foreign partitions before rack-local ones."""
+    rack = {m.id: m.rack for m in group.members}
+
+    def local(mid: str, tp: TopicPartition) -> bool:
+        return rack[mid] in group.partitions[tp].racks
+
+    if racks:
+        assignable = group.assignable_set
+        kept = {
+            m.id: [tp for tp in m.owned if tp in assignable and tp.topic in m.topics and local(m.id, tp)]
+            for m in group.members
+        }
+    else:
+        kept = kept_owned(group)
+    book = LoadBook(group, layout=kept)
+    subscribers = group.subscribers
     free = [tp for tp in group.assignable if tp not in book.owner]
-    free.sort(key=lambda tp: (len(group.subscribers[tp.topic]), tp))
+    free.sort(key=lambda tp: (len(subscribers[tp.topic]), tp))
     for tp in free:
-        book.add(book.least_loaded(tp.topic), tp)
+        near = [mid for mid in subscribers[tp.topic] if local(mid, tp)] if racks else None
+        book.add(min(near, key=book.key) if near else book.least_loaded(tp.topic), tp)
+    before = group.owner
 
-    owner_before = group.owner
-    balance_counts(book, lambda mid, held: _give_away_order(mid, held, owner_before))
-    return book
+    def give_away(mid: str, held: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """A member's partitions, first to be given away first: newly given ones, then owned
+        ones, last first (with racks: rack-foreign ones first, then by partition)."""
+        if racks:
+            return sorted(held, key=lambda tp: (before.get(tp) == mid, local(mid, tp), tp))
+        fresh = sorted(tp for tp in held if before.get(tp) != mid)
+        return fresh + sorted((tp for tp in held if before.get(tp) == mid), reverse=True)
 
-
-def _give_away_order(
-    mid: str, held: Iterable[TopicPartition], owner_before: dict[TopicPartition, str]
-) -> list[TopicPartition]:
-    """Order a member's partitions for giving away: newly given ones first, then owned, last first."""
-    fresh: list[TopicPartition] = []
-    owned: list[TopicPartition] = []
-    for tp in held:
-        (owned if owner_before.get(tp) == mid else fresh).append(tp)
-    fresh.sort()
-    owned.sort(reverse=True)
-    return fresh + owned
+    balance_counts(book, give_away)
+    return book.assignment()
 
 
 class StickyStrategy(Strategy):
