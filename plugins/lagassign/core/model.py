@@ -16,10 +16,9 @@ from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
-from .values import NUMPY_FROM, Assignment, Member, PartitionColumns, PartitionState, TopicPartition
+from .values import Assignment, Member, PartitionColumns, PartitionState, TopicPartition
 
 __all__ = [
-    "NUMPY_FROM",
     "Assignment",
     "GroupSnapshot",
     "Member",

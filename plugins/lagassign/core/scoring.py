@@ -10,14 +10,12 @@ exact polish).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
-
-import numpy as np
 
 from .bounds import balanced_lower_bound_max_lag, count_range, lower_bound_max_lag
 from .catchup import catch_up_metrics, timed
-from .model import NUMPY_FROM, Assignment, GroupSnapshot, TopicPartition
+from .model import Assignment, GroupSnapshot, TopicPartition
 from .results import Metrics
 from .shared import Shared
 
@@ -37,16 +35,9 @@ __all__ = [
 
 def meets_count_guarantee(group: GroupSnapshot, layout: dict[str, list[TopicPartition]]) -> bool:
     """Kafka's balance condition: no member 2+ partitions short could take another's partition."""
-    counts = {mid: len(tps) for mid, tps in layout.items()}
-    if max(counts.values()) - min(counts.values()) <= 1:
-        return True
-    fewest: dict[int, int] = {}  # per subscriber list (topics with the same subscribers share one)
-    min_by_topic = {}
-    for t, subs in group.subscribers.items():
-        if id(subs) not in fewest:
-            fewest[id(subs)] = min(counts[mid] for mid in subs)
-        min_by_topic[t] = fewest[id(subs)]
-    return all(min_by_topic[tp.topic] > counts[mid] - 2 for mid, tps in layout.items() for tp in tps)
+    index = group.index_of
+    positions = {mid: [index[tp] for tp in tps] for mid, tps in layout.items()}
+    return _Layout(group, positions).meets_count_guarantee()
 
 
 def _number(value: float) -> int | float:
@@ -56,17 +47,17 @@ def _number(value: float) -> int | float:
 def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
     """Assignable partitions that no member holds."""
     tps = group.tps
-    return [tps[i] for i in _layout(group, assignment.positions(group)).missing]
+    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
 
 
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
-    return _layout(group, assignment.positions(group)).moves()
+    return _Layout(group, assignment.positions(group)).moves()
 
 
 def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
     """Every assignable partition held exactly once, by a subscriber of its topic."""
-    return _layout(group, assignment.positions(group)).consumes_all()
+    return _Layout(group, assignment.positions(group)).consumes_all()
 
 
 _NONE: frozenset[int] = frozenset()
@@ -105,10 +96,7 @@ class _Layout:
         group = self.group
         if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
             return True  # one subscription, to every topic with partitions
-        return self.members_read_their_topics()
-
-    def members_read_their_topics(self) -> bool:
-        topics, topics_of = self.group.columns.topics, self.group.topics_of
+        topics, topics_of = group.columns.topics, group.topics_of
         return all(
             topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in self.positions.items()
         )
@@ -122,11 +110,11 @@ class _Layout:
         return group.owned_count - sum(map(len, kept))
 
     def meets_count_guarantee(self) -> bool:
-        """``meets_count_guarantee`` on partition indices."""
+        """Kafka's balance condition: no member 2+ partitions short could take another's partition."""
         counts = self.count
         if max(counts.values()) - min(counts.values()) <= 1:
             return True
-        fewest: dict[int, int] = {}
+        fewest: dict[int, int] = {}  # per subscriber list (topics with the same subscribers share one)
         min_by_topic = {}
         for t, subs in self.group.subscribers.items():
             if id(subs) not in fewest:
@@ -153,93 +141,7 @@ def _owned_by(group: GroupSnapshot) -> dict[str, frozenset[int]]:
     return _OWNED_BY.get(group, compute)
 
 
-def _subscription_array(group: GroupSnapshot) -> np.ndarray:
-    """Per member index, the index of its subscription in ``group.subscriptions``."""
-
-    def compute() -> np.ndarray:
-        number = {topics: i for i, topics in enumerate(group.subscriptions)}
-        return np.fromiter((number[m.topics] for m in group.members), np.intp, len(group.members))
-
-    return _SUBSCRIPTION_ARRAY.get(group, compute)
-
-
-def _owner_array(group: GroupSnapshot) -> np.ndarray:
-    """``group.owner_index`` as an int32 array."""
-    return _OWNER_ARRAY.get(group, lambda: np.array(group.owner_index, dtype=np.int32))
-
-
 _OWNED_BY: Shared[dict[str, frozenset[int]]] = Shared("indices each member owns now")
-_SUBSCRIPTION_ARRAY: Shared[np.ndarray] = Shared("subscription index of each member")
-_OWNER_ARRAY: Shared[np.ndarray] = Shared("member index owning each partition, or -1")
-
-
-#: at most this many (subscription, topic) cells for checking subscriptions with numpy
-_MAX_SUBSCRIPTION_CELLS = 4_000_000
-_SUM_LIMIT = 2**62
-
-
-def _layout(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> _Layout:
-    """The layout's scoring view: on numpy arrays for large layouts whose lag sums fit int64."""
-    held = sum(map(len, positions.values()))
-    if held < NUMPY_FROM or not all(map(group.member_index.__contains__, positions)):
-        return _Layout(group, positions)
-    lags = group.lag_array
-    if lags.dtype != np.int64 or int(lags.max(initial=0)) * held >= _SUM_LIMIT:
-        return _Layout(group, positions)
-    return _ColumnLayout(group, positions, held)
-
-
-class _ColumnLayout(_Layout):
-    """``_Layout`` of a large layout, worked on one flat array of every held index (in the
-    order of ``positions``, member after member): the same answers, without a Python step
-    per partition."""
-
-    def __init__(self, group: GroupSnapshot, positions: Mapping[str, list[int]], held: int) -> None:
-        self.group = group
-        self.positions = positions
-        counts = list(map(len, positions.values()))
-        self.count = dict(zip(positions, counts, strict=True))
-        self.flat = np.fromiter(chain.from_iterable(positions.values()), dtype=np.intp, count=held)
-        self.ends = np.cumsum(counts)
-        index = group.member_index
-        #: per held entry, the index of its member
-        self.holder = np.repeat(np.fromiter(map(index.__getitem__, positions), np.intp, len(counts)), counts)
-        occupancy = np.bincount(self.flat, minlength=len(group.columns))
-        assignable = group.assignable_index
-        if len(assignable) == len(group.columns):  # every partition is assignable
-            self.once = bool(occupancy.max(initial=0) <= 1)
-            free = occupancy == 0
-        else:
-            allowed = np.zeros(len(group.columns), dtype=bool)
-            allowed[assignable] = True
-            self.once = bool(occupancy.max(initial=0) <= 1) and not occupancy[~allowed].any()
-            free = (occupancy == 0) & allowed
-        self.missing = np.flatnonzero(free).tolist()
-
-    def lag(self) -> dict[str, int]:
-        sums = np.concatenate(([0], np.cumsum(self.group.lag_array[self.flat])))[self.ends]
-        return dict(zip(self.positions, np.diff(sums, prepend=0).tolist(), strict=True))
-
-    def members_read_their_topics(self) -> bool:
-        group = self.group
-        names = group.columns.topic_names
-        if len(group.subscriptions) * len(names) > _MAX_SUBSCRIPTION_CELLS:
-            return super().members_read_their_topics()
-        number = {t: i for i, t in enumerate(names)}
-        allowed = np.zeros((len(group.subscriptions), len(names)), dtype=bool)
-        for row, topics in enumerate(group.subscriptions):
-            allowed[row, [number[t] for t in topics if t in number]] = True
-        subscription = _subscription_array(group)[self.holder]
-        return bool(allowed[subscription, group.topic_array[self.flat]].all())
-
-    def moves(self) -> int:
-        group = self.group
-        if not group.owned_count:
-            return 0
-        if not self.once:  # a partition listed twice counts once: the plain way
-            return super().moves()
-        kept = int(np.count_nonzero(_owner_array(group)[self.flat] == self.holder))
-        return group.owned_count - kept
 
 
 def score(
@@ -304,7 +206,7 @@ def _score(
     lower: int,
     balanced: int,
 ) -> tuple[Metrics, list[int]]:
-    layout = _layout(group, positions)
+    layout = _Layout(group, positions)
     member_lag = layout.lag()
     member_count = layout.count
     all_lags = list(member_lag.values())

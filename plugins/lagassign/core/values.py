@@ -17,9 +17,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 if TYPE_CHECKING:
     from .model import GroupSnapshot
 
-#: from this many partitions, bulk work on them is done with numpy (its call overhead pays off)
-NUMPY_FROM = 2048
-
 
 class TopicPartition(NamedTuple):
     """A partition of a topic; a tuple so that sorting is by topic, then partition."""
