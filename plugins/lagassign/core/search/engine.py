@@ -33,7 +33,7 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .state import CountRule, Exchange, Held, IndexLayout, Layout, State, layout_moves
+from .state import CountRule, Exchange, Held, IndexLayout, Layout, State
 
 # Exchanges a search may look at: a floor (small groups are cheap, search them well) plus so
 # many per member and per partition of the group.
@@ -311,5 +311,4 @@ __all__ = [
     "Layout",
     "Objective",
     "Search",
-    "layout_moves",
 ]

@@ -51,22 +51,7 @@ class CountRule:
         return cls(dict.fromkeys(counts, (floor - slack, floor + (extra > 0) + slack)))
 
 
-class Loads:
-    """What ``lag_optimal.pick`` reads of a layout: its largest lag and its spread."""
-
-    load: dict[str, int]
-    moves: int
-
-    @property
-    def max_lag(self) -> int:
-        return max(self.load.values())
-
-    @property
-    def spread(self) -> int:
-        return self.max_lag - min(self.load.values())
-
-
-class State(Loads):
+class State:
     """One layout under count rules, as a search changes it (see the module doc)."""
 
     def __init__(
@@ -307,6 +292,15 @@ class State(Loads):
     def max_cost(self) -> Any:
         return self._ranked[-1][0]
 
+    @property
+    def max_lag(self) -> int:
+        return max(self.load.values())
+
+    @property
+    def spread(self) -> int:
+        """The largest member lag less the smallest."""
+        return self.max_lag - min(self.load.values())
+
 
 def _owners(group: GroupSnapshot) -> dict[int, str]:
     """Current owner id of each owned partition index (owned partitions the group lists): the
@@ -332,9 +326,4 @@ def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) ->
     return group.owned_count - kept
 
 
-def layout_moves(group: GroupSnapshot, layout: IndexLayout) -> int:
-    """``_moves`` of a layout given as partition indices per member id."""
-    return _moves(group, _owners(group), layout)
-
-
-__all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "State", "layout_moves"]
+__all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "State"]

@@ -81,20 +81,19 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..exact.lag_milp import check_exact_budget, deal_to_owners, solve
-from ..model import Assignment, GroupSnapshot, TopicPartition
+from ..model import Assignment, GroupSnapshot
 from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
 from ..search import bulk
-from ..search.engine import CountRule, IndexLayout, Layout, Search, layout_moves
+from ..search.engine import CountRule, IndexLayout, Layout, Search
 from ..search.lag_objective import LagObjective
 from ..search.rack_swaps import rack_local_swaps
-from ..search.state import Loads
 from ..shared import Shared
-from .base import CertifiedAssignment, Strategy, build
+from .base import CertifiedAssignment, Strategy
 from .lag import _layout as _lag_layout
 from .lag import lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
@@ -155,31 +154,6 @@ def _lag_aware_seed(group: GroupSnapshot, tie) -> IndexLayout:
 EXACT_MAX_PAIRS = 20_000
 
 
-def _keep_owners(group: GroupSnapshot, layout: Layout) -> Layout:
-    """With identical subscriptions members are interchangeable: give each of the layout's
-    partition sets to the member that owns most of it now (greedy), so the solver's answer
-    moves no more partitions than it must."""
-    return deal_to_owners(group.owner, group.member_ids, [layout[m] for m in sorted(layout)])
-
-
-class _Kept(NamedTuple):
-    """A plan as the group keeps it (``_PLANS``): its partition indices (or, for a plan not
-    given as indices, its partitions) per member, without the group. The plan itself points
-    back at its group (to read its indices): kept as it is, every planned group would be a
-    reference cycle, freed only by the cycle collector."""
-
-    positions: dict[str, list[int]] | None
-    members: dict[str, list[TopicPartition]] | None
-    notes: list[str]
-    proven_optimal: bool
-
-    @classmethod
-    def of(cls, plan: CertifiedAssignment, group: GroupSnapshot) -> _Kept:
-        if plan.is_indexed(group):
-            return cls(plan.positions(group), None, plan.notes, plan.proven_optimal)
-        return cls(None, plan.members, plan.notes, plan.proven_optimal)
-
-
 class LagOptimalStrategy(Strategy):
     name = "lag-optimal"
     summary = "lagassign: counts balanced, then the smallest largest member lag, with few moves"
@@ -223,17 +197,13 @@ class LagOptimalStrategy(Strategy):
         """The plan, computed once per group and options (drain-optimal asks for it again on
         groups it cannot plan in time); each caller gets its own lists."""
         options = (self.max_moves, self.count_slack, self.exact_budget, self.rack)
-        kept = _PLANS.get(group, lambda: _Kept.of(self._plan(group), group), options)
-        if kept.positions is not None:
-            positions = {mid: list(idx) for mid, idx in kept.positions.items()}
-            return CertifiedAssignment.indexed(
-                self.name, group, positions, notes=list(kept.notes), proven_optimal=kept.proven_optimal
-            )
-        assert kept.members is not None
-        members = {mid: list(tps) for mid, tps in kept.members.items()}
-        return CertifiedAssignment(self.name, members, None, list(kept.notes), kept.proven_optimal)
+        positions, proven = _PLANS.get(group, lambda: self._plan(group), options)
+        own = {mid: list(idx) for mid, idx in positions.items()}
+        return CertifiedAssignment.indexed(self.name, group, own, proven_optimal=proven)
 
-    def _plan(self, group: GroupSnapshot) -> CertifiedAssignment:
+    def _plan(self, group: GroupSnapshot) -> tuple[IndexLayout, bool]:
+        """Sorted partition indices per member id, and whether no plan under the count rules
+        has a smaller max lag."""
         tie = _tie_key(group.group)
         ties = {mid: tie(mid) for mid in group.member_ids}
         # count_slack relaxes counts only where all members share one subscription; mixed
@@ -242,24 +212,20 @@ class LagOptimalStrategy(Strategy):
         floor = balanced_lower_bound_max_lag(group, slack)
         if bulk.applies(group, self.max_moves, self.count_slack, self.rack):
             positions, max_lag = bulk.plan(group, ties, floor)  # very large groups: numpy rounds
-            return CertifiedAssignment.indexed(self.name, group, positions, proven_optimal=max_lag <= floor)
-        results: list[Search | Seed] = []
-        fewest_moves = None
+            return positions, max_lag <= floor
+        results: list[Search] = []
+        fewest_moves = math.inf
         for name, layout, worth_searching in self._seeds(group, tie, ties):
             leader = pick(results)
-            if name == "lag-aware" and leader is not None and leader.max_lag <= floor:
-                worth_searching = False  # the leader is optimal: nothing to start again for
-            if not worth_searching:
-                # compared only: its max lag, moves and spread, without a search's state
-                seed = Seed(group, layout)
-                fewest_moves = seed.moves if fewest_moves is None else min(fewest_moves, seed.moves)
-                if self.max_moves is None or seed.moves <= self.max_moves:
-                    results.append(seed)
-                continue
             search = _search(group, layout, ties, slack, self.max_moves)
-            fewest_moves = search.moves if fewest_moves is None else min(fewest_moves, search.moves)
+            fewest_moves = min(fewest_moves, search.moves)
             if self.max_moves is not None and search.moves > self.max_moves:
                 continue
+            results.append(search)
+            if name == "lag-aware" and leader is not None and leader.max_lag <= floor:
+                continue  # the leader is optimal: nothing to start again for
+            if not worth_searching:
+                continue  # compared only: its max lag, moves and spread
             if leader is None:
                 search.run(floor)
             elif name == "sticky":
@@ -271,7 +237,6 @@ class LagOptimalStrategy(Strategy):
                     search.run(max(floor, leader.max_lag), sweep=False)
             else:
                 search.run(floor, sweep=False)
-            results.append(search)
         best = pick(results)
         if best is None:
             raise StrategyRefusedError(
@@ -279,24 +244,17 @@ class LagOptimalStrategy(Strategy):
                 f"more than max_moves={self.max_moves}"
             )
         proven = best.max_lag <= floor
-        if not proven and self.exact_budget > 0 and self._pairs(group) <= EXACT_MAX_PAIRS:
+        if not proven and self.exact_budget > 0 and _pairs(group) <= EXACT_MAX_PAIRS:
             best, proven = self._polish(group, best, floor, slack, ties)
+        positions = best.layout_index()
         if self.rack == "prefer" and group.rack_aware:
             local = rack_local_swaps(group, best.layout(), best.max_lag, self.max_moves)
-            a = build(self.name, group, local)
-            return CertifiedAssignment(a.strategy, a.members, a.withheld, a.notes, proven_optimal=proven)
-        positions = {mid: sorted(idx) for mid, idx in best.layout_index().items()}
-        return CertifiedAssignment.indexed(
-            self.name, group, {mid: positions.get(mid, []) for mid in group.member_ids}, proven_optimal=proven
-        )
-
-    @staticmethod
-    def _pairs(group: GroupSnapshot) -> int:
-        return sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
+            positions = to_index(group, local)
+        return {mid: sorted(positions.get(mid, [])) for mid in group.member_ids}, proven
 
     def _polish(
-        self, group: GroupSnapshot, best: Search | Seed, floor: int, slack: int, ties: dict[str, bytes]
-    ) -> tuple[Search | Seed, bool]:
+        self, group: GroupSnapshot, best: Search, floor: int, slack: int, ties: dict[str, bytes]
+    ) -> tuple[Search, bool]:
         """The exact model (``exact.lag_milp.solve``) started from the search's answer, within the budget:
         a better answer replaces it (spread and moves then tidied by a search from there)."""
         result = solve(
@@ -305,7 +263,8 @@ class LagOptimalStrategy(Strategy):
         if result.layout is not None and result.max_lag is not None and result.max_lag < best.max_lag:
             layout = result.layout
             if group.identical_subscriptions and self.max_moves is None and group.owner:
-                layout = _keep_owners(group, layout)
+                # identical members are interchangeable: each set to the member owning most of it
+                layout = deal_to_owners(group.owner, group.member_ids, [layout[m] for m in sorted(layout)])
             better = _search(group, to_index(group, layout), ties, slack, self.max_moves)
             better.run(better.max_lag)
             if better.max_lag < best.max_lag:
@@ -313,9 +272,15 @@ class LagOptimalStrategy(Strategy):
         return best, best.max_lag <= result.bound
 
 
+def _pairs(group: GroupSnapshot) -> int:
+    """(partition, eligible member) pairs: the exact model's binary variables."""
+    return sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
+
+
 _LAG = LagObjective()
-#: the plan, per group and options (drain-optimal asks for it again)
-_PLANS: Shared[_Kept] = Shared("lag-optimal's plan")
+#: the plan (sorted partition indices per member id, proven optimal), per group and options:
+#: drain-optimal asks for it again. Plain data: nothing in it refers back to the group.
+_PLANS: Shared[tuple[IndexLayout, bool]] = Shared("lag-optimal's plan")
 
 
 def _search(
@@ -326,33 +291,13 @@ def _search(
     return Search(group, layout, _LAG, rule, ties, max_moves)
 
 
-class Seed(Loads):
-    """A layout only compared, never searched: what ``pick`` reads of a search."""
-
-    def __init__(self, group: GroupSnapshot, layout: IndexLayout) -> None:
-        self.group = group
-        self._layout = layout
-        lags = group.lags
-        self.load = {mid: sum(map(lags.__getitem__, idx)) for mid, idx in layout.items()}
-        self.moves = layout_moves(group, layout)
-
-    def layout_index(self) -> IndexLayout:
-        """Partition indices per member id, each member's by lag (as a search gives them)."""
-        lags = self.group.lags
-        return {mid: sorted(idx, key=lambda i: (lags[i], i)) for mid, idx in self._layout.items()}
-
-    def layout(self) -> Layout:
-        tps = self.group.tps
-        return {mid: [tps[i] for i in idx] for mid, idx in self.layout_index().items()}
-
-
 def to_index(group: GroupSnapshot, layout: Layout) -> IndexLayout:
     """A layout of TopicPartitions as partition indices."""
     index = group.index_of
     return {mid: list(map(index.__getitem__, tps)) for mid, tps in layout.items()}
 
 
-def pick(results: Sequence[Search | Seed]) -> Search | Seed | None:
+def pick(results: Sequence[Search]) -> Search | None:
     """Smallest max lag; among answers that equal it, fewest moves, then smallest spread.
 
     Each search already lowers the spread as far as its exchanges can; between answers with
