@@ -170,42 +170,9 @@ def test_migration_8_traces_recorded_plans_to_their_cluster_or_marks_them_unknow
 ) -> None:
     engine = sa.create_engine(db_url)
     assert migrate(engine, target=7) == 7
-    md = sa.MetaData()
-    plans = sa.Table(
-        "plans",
-        md,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("created_at", sa.DateTime),
-        sa.Column("status", sa.String),
-        sa.Column("trigger", sa.String),
-        sa.Column("parameters", sa.JSON),
-        sa.Column("snapshot_uri", sa.Text),
-    )
-    pubs = sa.Table(
-        "publications",
-        md,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("plan_id", sa.Integer),
-        sa.Column("group_name", sa.String),
-        sa.Column("version", sa.Integer),
-        sa.Column("strategy", sa.String),
-        sa.Column("state", sa.String),
-        sa.Column("forced", sa.Boolean),
-        sa.Column("assignment", sa.JSON),
-        sa.Column("snapshot_at", sa.DateTime),
-        sa.Column("created_at", sa.DateTime),
-    )
-    history = sa.Table(
-        "offset_history",
-        md,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("cluster", sa.String),
-        sa.Column("topic", sa.String),
-        sa.Column("partition", sa.Integer),
-        sa.Column("observed_at", sa.DateTime),
-        sa.Column("end_offset", sa.BigInteger),
-        sa.Column("plan_id", sa.Integer),
-    )
+    md = sa.MetaData()  # the tables as version 7 left them
+    md.reflect(engine, only=["plans", "publications", "offset_history"])
+    plans, pubs, history = (md.tables[t] for t in ("plans", "publications", "offset_history"))
     when = datetime(2026, 1, 2, 3, 4, 5)
     rows: list[tuple[int, Any, Any]] = [
         (1, _manifest(tmp_path / "s1", A, "a1:9092"), {"threshold": 1.1}),  # the snapshot says
