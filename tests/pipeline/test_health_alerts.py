@@ -3,19 +3,16 @@ localhost; once per change, through the audit store's claims; the health DAG's s
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dagbagkit import bare_airflow_env, dagbag_report
 from lagassign.core.errors import LagassignError
 from lagassign.pipeline.alerts import Alert, send_alerts
 from lagassign.store import AuditStore
-from testpaths import REPO
 from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.airflow
@@ -154,24 +151,13 @@ def test_the_health_job_settings_from_the_environment() -> None:
 
 
 def test_the_health_dag_loads_on_and_once_a_minute(tmp_path: Path) -> None:
-    script = (
-        "import json, sys\n"
-        "from airflow.dag_processing.dagbag import DagBag\n"
-        "bag = DagBag(dag_folder=sys.argv[1])\n"
+    report = (
         "dag = bag.dags['lagassign_health']\n"
         "print(json.dumps({'errors': {k: str(v) for k, v in bag.import_errors.items()},\n"
         "  'schedule': str(dag.schedule), 'paused': dag.is_paused_upon_creation,\n"
         "  'max_active_runs': dag.max_active_runs, 'tasks': sorted(dag.task_ids)}))\n"
     )
-    env = {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(REPO / "dags")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info = dagbag_report(report, bare_airflow_env(tmp_path))
     assert info == {
         "errors": {},
         "schedule": "0:01:00",

@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dagbagkit import bare_airflow_env, dagbag_report
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.core.strategies import strategy_names
@@ -409,22 +408,11 @@ def test_the_list_says_dag_reason_lag_change_and_pages(tmp_path: Path) -> None:
 
 
 def test_dagbag_has_the_five_dags_and_no_errors(tmp_path: Path) -> None:
-    script = (
-        "import json, sys\n"
-        "from airflow.dag_processing.dagbag import DagBag\n"
-        "bag = DagBag(dag_folder=sys.argv[1])\n"
+    report = (
         "errors = {k: str(v) for k, v in bag.import_errors.items()}\n"
         "print(json.dumps({'dags': sorted(bag.dags), 'errors': errors}))\n"
     )
-    env = {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(REPO / "dags")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info = dagbag_report(report, bare_airflow_env(tmp_path))
     assert info["errors"] == {}
     assert info["dags"] == [
         "lagassign_daily",
