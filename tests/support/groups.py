@@ -16,6 +16,20 @@ from lagassign.core.search.engine import CountRule, Search
 from lagassign.core.search.lag_objective import LagObjective
 from lagassign.core.strategies.examples import example
 
+# Issue 13's smallest sticky case: C0 [t1], C1 [t0, t1] owning t0-1 and t1-1, C2 [t0, t1],
+# C3 [t0]. Kafka's sticky and cooperative-sticky move nothing.
+ISSUE_13_SMALLEST: dict[str, Any] = {
+    "group": "g",
+    "members": [
+        {"id": "C0", "topics": ["t1"]},
+        {"id": "C1", "topics": ["t0", "t1"], "owned": [["t0", 1], ["t1", 1]]},
+        {"id": "C2", "topics": ["t0", "t1"]},
+        {"id": "C3", "topics": ["t0"]},
+    ],
+    "partitions": [{"topic": "t0", "partition": p, "lag": 0} for p in range(4)]
+    + [{"topic": "t1", "partition": p, "lag": 0} for p in range(6)],
+}
+
 # Short ids over a small alphabet: collisions in prefixes and case make the sort order matter.
 member_ids = st.text(alphabet="abAB019-", min_size=1, max_size=4)
 _LAG_CHOICES = (0, 1, 100, 100_000)  # ties and zeros, often

@@ -10,29 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from groups import kafka_balance_violation, moved
+from groups import ISSUE_13_SMALLEST, kafka_balance_violation, moved
 from lagassign.core.case import parse_case
 from lagassign.core.dealing import fewer_moves
 from lagassign.core.strategies import get_strategy
 from lagassign.core.synthetic import generate_cases
 from testpaths import REPO, TESTS
 
-# Issue 13's smallest case: Kafka moves nothing; the three passes alone moved t0-1 to C3.
-SMALLEST = {
-    "group": "g",
-    "members": [
-        {"id": "C0", "topics": ["t1"]},
-        {"id": "C1", "topics": ["t0", "t1"], "owned": [["t0", 1], ["t1", 1]]},
-        {"id": "C2", "topics": ["t0", "t1"]},
-        {"id": "C3", "topics": ["t0"]},
-    ],
-    "partitions": [{"topic": "t0", "partition": p, "lag": 0} for p in range(4)]
-    + [{"topic": "t1", "partition": p, "lag": 0} for p in range(6)],
-}
-
 
 def test_the_issues_smallest_case_moves_nothing():
-    group = parse_case(SMALLEST)
+    """Sticky and cooperative-sticky keep every partition where it is, within Kafka's balance."""
+    group = parse_case(ISSUE_13_SMALLEST)
     for name in ("sticky", "cooperative-sticky"):
         got = get_strategy(name).assign(group).members
         assert kafka_balance_violation(group, got) is None

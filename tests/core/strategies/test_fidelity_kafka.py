@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from groups import kafka_balance_violation, moved
+from groups import ISSUE_13_SMALLEST, kafka_balance_violation, moved
 from kafka_java import KAFKA_SKIP, kafka_assign, random_case
 from lagassign.core.case import parse_case
 from lagassign.core.kafka_replay.constrained import kafka_constrained, kafka_constrained_cooperative
@@ -189,16 +189,7 @@ def test_kafka_constrained_builder_replay_is_identical_to_kafka():
 
 def test_the_issues_smallest_sticky_case_moves_nothing():
     """C0 [t1], C1 [t0, t1] owning t0-1 and t1-1, C2 [t0, t1], C3 [t0]; Kafka moves nothing."""
-    case = {
-        "members": [
-            {"id": "C0", "topics": ["t1"]},
-            {"id": "C1", "topics": ["t0", "t1"], "owned": [["t0", 1], ["t1", 1]]},
-            {"id": "C2", "topics": ["t0", "t1"]},
-            {"id": "C3", "topics": ["t0"]},
-        ],
-        "partitions": [{"topic": "t0", "partition": p, "lag": 0} for p in range(4)]
-        + [{"topic": "t1", "partition": p, "lag": 0} for p in range(6)],
-    }
+    case = ISSUE_13_SMALLEST
     group = parse_case(case)
     kafka = kafka_assign([case])[0]
     for ours, theirs in (("sticky", "sticky"), ("cooperative-sticky", "cooperative-sticky-final")):
