@@ -12,6 +12,15 @@ from typing import Any
 
 from testpaths import REPO
 
+#: the DAGs the repository's ``dags/`` folder defines, sorted
+REPO_DAGS = [
+    "lagassign_daily",
+    "lagassign_failover",
+    "lagassign_health",
+    "lagassign_rebalance",
+    "lagassign_review",
+]
+
 _LOAD = (
     "import json, sys\n"
     "from airflow.dag_processing.dagbag import DagBag\n"

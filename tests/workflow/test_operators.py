@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dagbagkit import bare_airflow_env, dagbag_report
+from dagbagkit import REPO_DAGS, bare_airflow_env, dagbag_report
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.core.strategies import strategy_names
@@ -414,13 +414,7 @@ def test_dagbag_has_the_five_dags_and_no_errors(tmp_path: Path) -> None:
     )
     info = dagbag_report(report, bare_airflow_env(tmp_path))
     assert info["errors"] == {}
-    assert info["dags"] == [
-        "lagassign_daily",
-        "lagassign_failover",
-        "lagassign_health",
-        "lagassign_rebalance",
-        "lagassign_review",
-    ]
+    assert info["dags"] == REPO_DAGS
 
 
 def test_moves_show_each_partitions_lag_from_the_plans_snapshot(tmp_path: Path) -> None:
