@@ -95,9 +95,6 @@ class Search(State):
         self.budget = 0
         self._scans = 0
         self._order: list[str] = []
-        # the pairs (with the changes and moves they rest on) a re-split found nothing for:
-        # the same pair meets the same pool again after a sweep
-        self._no_split: set[tuple[str, int, str, int, int]] = set()
 
     def _cheapest(self, k: int) -> list[str]:
         return [entry[2] for entry in self._ranked[:k]]
@@ -118,12 +115,9 @@ class Search(State):
             return None
         return self.objective.best_exchange(self, heavy, light)
 
-    def _improve_member(self, heavy: str, partners: int | None, stuck: set[str] | None = None) -> bool:
+    def _improve_member(self, heavy: str, partners: int | None) -> bool:
         """One exchange lowering ``heavy`` with the cheapest member that allows one: among the
-        ``partners`` cheapest, or (None) every cheaper member in scan order.
-
-        ``stuck``: partners found without an exchange are added to it; a full scan that follows
-        with nothing changed in between counts those as looked at, without a look."""
+        ``partners`` cheapest, or (None) every cheaper member in scan order."""
         if self.objective.best_partner:
             return self._improve_best(heavy)
         order: Sequence[str] = self._scan_order() if partners is None else self._cheapest(partners)
@@ -134,15 +128,10 @@ class Search(State):
                 if partners is None:
                     continue
                 return False
-            if stuck is not None and partners is None and light in stuck:
-                self.attempts += 1
-                continue
             exchange = self._exchange(heavy, light)
             if exchange is not None:
                 self.apply(heavy, light, *exchange)
                 return True
-            if stuck is not None:
-                stuck.add(light)
         return False
 
     def _others(self, heavy: str) -> list[str]:
@@ -188,10 +177,9 @@ class Search(State):
             heavy = self.heaviest()
             if floor is not None and self.cost[heavy] <= floor:
                 return
-            stuck: set[str] = set()
             if not (
-                self._improve_member(heavy, PARTNERS, stuck)
-                or (not self.objective.best_partner and self._improve_member(heavy, None, stuck))
+                self._improve_member(heavy, PARTNERS)
+                or (not self.objective.best_partner and self._improve_member(heavy, None))
                 or self._resplit_member(heavy)
             ):
                 return
@@ -225,16 +213,13 @@ class Search(State):
             if self.attempts + work > self.budget:
                 continue
             self.attempts += work
-            known = (heavy, self._changes[heavy], light, self._changes[light], self.moves)
-            if known in self._no_split:
-                continue
             if not whole:
                 keep = self.objective.best_trade(self, heavy, light, sizes)
             else:
                 keep = self.objective.best_split(self, heavy, light, sizes)
             if keep is None:
-                self._no_split.add(known)
-            elif not best_partner:
+                continue
+            if not best_partner:
                 self._replace(heavy, light, keep)
                 return True
             elif best is None or (self._split_cost(heavy, light, keep), rank) < best[:2]:

@@ -93,7 +93,6 @@ class State:
         self._held_subscribed = all(
             self.topics[m].issuperset(map(self.topic.__getitem__, idx)) for m, idx in layout.items()
         )
-        self._apart_cache: dict[tuple[int, int], bool] = {}
         # every member may receive every partition it could be offered: one subscription, of
         # every topic held, and counts that may move
         self._receives_all = (
@@ -105,7 +104,6 @@ class State:
         # members by (cost, tie): the cheapest first, the costliest last
         self._ranked = sorted((cost, ties[mid], mid) for mid, cost in self.cost.items())
         self._derived: dict[str, dict[Hashable, Any]] = {}  # see ``derived``
-        self._changes = dict.fromkeys(self.held, 0)  # changes per member
         self._start()
 
     def _start(self) -> None:
@@ -201,15 +199,8 @@ class State:
 
     def _apart(self, heavy: str, light: str) -> bool:
         """Whether no exchange can be allowed because ``light`` subscribes to none of the topics
-        ``heavy`` holds (e.g. Kafka's benchmark buckets): known per pair of subscriptions."""
-        if not self._held_subscribed:
-            return False
-        a, b = self.topics[heavy], self.topics[light]
-        key = (id(a), id(b))
-        apart = self._apart_cache.get(key)
-        if apart is None:
-            apart = self._apart_cache[key] = a.isdisjoint(b)
-        return apart
+        ``heavy`` holds (e.g. Kafka's benchmark buckets)."""
+        return self._held_subscribed and self.topics[heavy].isdisjoint(self.topics[light])
 
     def apply(self, giver: str, taker: str, p: Held, q: Held | None) -> None:
         """Hand ``p`` from giver to taker and, for a swap, ``q`` back."""
@@ -236,8 +227,6 @@ class State:
         self.count[taker] += 1
         self._derived.pop(giver, None)
         self._derived.pop(taker, None)
-        self._changes[giver] += 1
-        self._changes[taker] += 1
 
     def _reranked(self, *members: str) -> None:
         """Members whose partitions changed: their costs and places in the ranking."""
