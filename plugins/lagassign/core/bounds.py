@@ -53,13 +53,13 @@ def _lower_bound_max_lag(group: GroupSnapshot) -> int:
             topics.append(topic)
     size = {members: sum(len(spans[t]) for t in topics) for members, topics in by_set.items()}
     n_assignable = len(group.assignable_index)
-    bound = pool_bound(_assignable_lags(group), len(group.members))
+    bound = pool_bound(_heaviest_first(group), len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
     for members, topics in by_set.items():
         if len(members) == len(group.members) and size[members] == n_assignable:
             continue  # the whole group again (one subscription): its bound is in already
         pool = [t for other, ts in by_set.items() if other <= members for t in ts] if merge else topics
-        bound = max(bound, pool_bound(_topic_lags(group, pool), len(members)))
+        bound = max(bound, pool_bound(_heaviest_first(group, pool), len(members)))
     return bound
 
 
@@ -83,12 +83,12 @@ def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int
     bound = lower_bound_max_lag(group)
     if group.identical_subscriptions:
         low, high = count_range(group, count_slack)
-        return max(bound, count_bound(_assignable_lags(group), len(group.members), low, high))
+        return max(bound, count_bound(_heaviest_first(group), len(group.members), low, high))
     topics_of = group.topics_of
     for member_ids, topics in _components(group):
         if len({topics_of[mid] for mid in member_ids}) != 1:
             continue
-        lags = _topic_lags(group, topics)
+        lags = _heaviest_first(group, topics)
         floor, extra = divmod(len(lags), len(member_ids))
         bound = max(bound, count_bound(lags, len(member_ids), floor, floor + (extra > 0)))
     return bound
@@ -101,35 +101,18 @@ def count_range(group: GroupSnapshot, count_slack: int = 0) -> tuple[int, int]:
     return max(0, floor - count_slack), floor + (extra > 0) + count_slack
 
 
-def _assignable_lags(group: GroupSnapshot) -> list[int]:
-    """Lags of the assignable partitions sorted heaviest first, once per group (read-only:
-    ``_Descending``, so that both bounds of a group sort them once)."""
-    index, lags = group.assignable_index, group.lags
-    return _DESCENDING.get(
-        group,
-        lambda: _Descending(
-            sorted(lags if len(index) == len(lags) else map(lags.__getitem__, index), reverse=True)
-        ),
-    )
-
-
-class _Descending(list[int]):
-    """Lags already sorted heaviest first (read-only): the pool arguments skip their sort."""
-
-
-def _heaviest_first(lags: Iterable[int]) -> list[int]:
-    return lags if isinstance(lags, _Descending) else sorted(lags, reverse=True)
-
-
-def _topic_lags(group: GroupSnapshot, topics: list[str]) -> list[int]:
-    """Lags of these topics' partitions sorted heaviest first, once per group and set of
-    topics (both bounds read the same pools; read-only)."""
+def _heaviest_first(group: GroupSnapshot, topics: list[str] | None = None) -> list[int]:
+    """Lags of these topics' partitions (None: of every assignable one) sorted heaviest first,
+    once per group and set of topics: both bounds read the same pools (read-only)."""
     spans, lags = group.topic_span, group.lags
-    present = tuple(t for t in topics if t in spans)
+    present = None if topics is None else tuple(t for t in topics if t in spans)
     pools = _POOLS.get(group, dict)
     if present not in pools:
-        pool = chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in present)
-        pools[present] = _Descending(sorted(pool, reverse=True))
+        if present is None:
+            pool: Iterable[int] = map(lags.__getitem__, group.assignable_index)
+        else:
+            pool = chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in present)
+        pools[present] = sorted(pool, reverse=True)
     return pools[present]
 
 
@@ -160,13 +143,13 @@ def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
 # ---- one pool ----------------------------------------------------------------------------------
 
 
-def pool_bound(lags: Iterable[int], members: int) -> int:
-    """Lower bound on the max load when ``members`` members share these partitions.
+def pool_bound(desc: list[int], members: int) -> int:
+    """Lower bound on the max load when ``members`` members share these partitions (their
+    lags ``desc``, heaviest first).
 
     Besides the heaviest partition and the mean, pigeonhole: among the j*k+1 heaviest
     partitions some member gets j+1, at least the j+1 lightest of them.
     """
-    desc = _heaviest_first(lags)
     if not desc or members <= 0:
         return 0
     prefix = [0, *accumulate(desc)]
@@ -179,9 +162,10 @@ def pool_bound(lags: Iterable[int], members: int) -> int:
     return bound
 
 
-def count_bound(lags: Iterable[int], members: int, low: int, high: int) -> int:
-    """Lower bound on the max load when ``members`` members share these partitions and each
-    holds between ``low`` and ``high`` of them (all of them together: ``len(lags)``).
+def count_bound(desc: list[int], members: int, low: int, high: int) -> int:
+    """Lower bound on the max load when ``members`` members share these partitions (their
+    lags ``desc``, heaviest first) and each holds between ``low`` and ``high`` of them (all
+    of them together: ``len(desc)``).
 
     Two arguments, both "a member holds its count, and at best the lightest partitions fill it":
 
@@ -192,7 +176,6 @@ def count_bound(lags: Iterable[int], members: int, low: int, high: int) -> int:
       which hold at least max(s*low, P - (N-s)*high) partitions together: the s heaviest plus
       the lightest others, so one of them carries at least the mean of that.
     """
-    desc = _heaviest_first(lags)
     if not desc or members <= 0:
         return 0
     n_parts = len(desc)
@@ -239,5 +222,4 @@ def count_bound(lags: Iterable[int], members: int, low: int, high: int) -> int:
 
 _LOWER_BOUND: Shared[int] = Shared("lower bound on the max lag of any assignment")
 _BALANCED_BOUND: Shared[int] = Shared("lower bound on the max lag under the count rules, per count_slack")
-_DESCENDING: Shared[_Descending] = Shared("assignable lags, heaviest first")
-_POOLS: Shared[dict[tuple[str, ...], _Descending]] = Shared("lags of sets of topics, heaviest first")
+_POOLS: Shared[dict[tuple[str, ...] | None, list[int]]] = Shared("lags of sets of topics, heaviest first")
