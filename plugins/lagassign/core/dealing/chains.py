@@ -7,6 +7,8 @@ adds up its real cost (a negative cycle can make the distances lie about it).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .handovers import Matrix
@@ -55,9 +57,4 @@ def candidates(dist: Matrix, below: int) -> list[tuple[int, int, int]]:
 
 def cost(chain: list[int], costs: Matrix) -> int:
     """A chain's real cost, hand-over by hand-over."""
-    total = 0
-    a = chain[0]
-    for b in chain[1:]:
-        total += costs[a][b]
-        a = b
-    return total
+    return sum(costs[a][b] for a, b in itertools.pairwise(chain))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..model import GroupSnapshot
 from .chains import candidates, cost, path, shortest
-from .handovers import INF, RACK_WEIGHT, Choices, Matrix, Options, edges, variants
+from .handovers import INF, RACK_WEIGHT, Choices, Matrix, edges, variants
 from .holdings import Holdings, Scope, Steps
 from .loadbook import LoadBook
 
@@ -104,15 +104,14 @@ class _Chart:
         self.ids = scope.ids
         self.cost: Matrix
         self.choices: list[Choices]
-        self.options: list[Options]
-        self.cost, self.choices, self.options = edges(state, scope)
+        self.cost, self.choices = edges(state, scope)
         self.dist, self.nxt = shortest(self.cost)
 
     def path(self, start: int, end: int) -> list[int] | None:
         return path(self.nxt, start, end, len(self.ids))
 
     def variants(self, chain: list[int]) -> list[Steps]:
-        return variants(chain, self.cost, self.choices, self.options, self.ids)
+        return variants(chain, self.cost, self.choices, self.ids)
 
 
 def _chains(state: Holdings, scope: Scope, below: int = 0) -> int | None:

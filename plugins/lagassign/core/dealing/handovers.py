@@ -33,32 +33,24 @@ CHOICES_PER_CHAIN = 8
 Matrix = list[list[int]]
 #: one giver's hand-overs: per taker (by index), per topic the cost and best partition
 Choices = dict[int, dict[str, tuple[int, TopicPartition]]]
-#: one giver's ways to carry out its cheapest hand-over to a taker (by index), as steps:
-#: filled in as chains ask for them (``variants``)
-Options = dict[int, list[tuple[TopicPartition, str]]]
 
 
-def edges(state: Holdings, scope: Scope) -> tuple[Matrix, list[Choices], list[Options]]:
+def edges(state: Holdings, scope: Scope) -> tuple[Matrix, list[Choices]]:
     """Cost of the best single hand-over from each member to each other one, and per topic the
-    best partition for it (which topics a member ends up holding decides the balance condition),
-    with each giver's options (``variants``). A giver's hand-overs are reworked only when what
-    it holds, or its order, changed."""
+    best partition for it (which topics a member ends up holding decides the balance condition).
+    A giver's hand-overs are reworked only when what it holds, or its order, changed."""
     cost: Matrix = []
     choices: list[Choices] = []
-    options: list[Options] = []
-    known, seen = scope.givers, scope.seen
+    known = scope.givers
     for giver in scope.ids:
+        key = tuple(state.held[giver])
         found = known.get(giver)
-        if found is None or seen[giver] != state.version[giver]:
-            seen[giver] = state.version[giver]
-            key = tuple(state.held[giver])
-            if found is None or found[0] != key:
-                work = _rack_row if state.racks else _row
-                found = known[giver] = (key, *work(state, scope, giver), {})
+        if found is None or found[0] != key:
+            work = _rack_row if state.racks else _row
+            found = known[giver] = (key, *work(state, scope, giver))
         cost.append(found[1])
         choices.append(found[2])
-        options.append(found[3])
-    return cost, choices, options
+    return cost, choices
 
 
 def _row(state: Holdings, scope: Scope, giver: str) -> tuple[list[int], Choices]:
@@ -129,23 +121,16 @@ def _rack_row(state: Holdings, scope: Scope, giver: str) -> tuple[list[int], Cho
     return row, choices
 
 
-def variants(
-    path: list[int], cost: Matrix, choices: list[Choices], options: list[Options], ids: list[str]
-) -> list[Steps]:
+def variants(path: list[int], cost: Matrix, choices: list[Choices], ids: list[str]) -> list[Steps]:
     """The ways to carry out a chain at its cost: one partition per hand-over, topics varying
-    (at most ``CHOICES_PER_CHAIN``). Each hand-over's ways are worked once per state of its
-    giver (``options``): chains tried one after another share most of their hand-overs."""
+    (at most ``CHOICES_PER_CHAIN``)."""
     hops = []
     for a, b in itertools.pairwise(path):
-        mine = options[a]
-        hop = mine.get(b)
-        if hop is None:
-            per_topic = choices[a].get(b)
-            if per_topic is None:
-                return []  # no hand-over there (a path bent by a negative cycle's distances)
-            at, taker = cost[a][b], ids[b]
-            hop = mine[b] = [(tp, taker) for c, tp in per_topic.values() if c == at]
-        hops.append(hop)
+        per_topic = choices[a].get(b)
+        if per_topic is None:
+            return []  # no hand-over there (a path bent by a negative cycle's distances)
+        at, taker = cost[a][b], ids[b]
+        hops.append([(tp, taker) for c, tp in per_topic.values() if c == at])
     combos = itertools.islice(itertools.product(*hops), CHOICES_PER_CHAIN)
     if len(set(path)) >= len(path) - 1:  # givers all differ (only the end may be the start)
         return list(map(list, combos))  # so do the partitions they give

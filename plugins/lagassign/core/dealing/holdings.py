@@ -46,9 +46,6 @@ class Holdings:
         before = group.owner
         #: per partition, its topic and previous owner (read per partition by ``handovers``)
         self.info = {tp: (tp.topic, before.get(tp)) for tp in self.owner}
-        #: per member, how many times what it holds (or its order) changed: a giver's
-        #: hand-overs need no second look while it stays the same (``handovers.edges``)
-        self.version = dict.fromkeys(held, 0)
 
     def apply(self, steps: Steps) -> Steps:
         """Carry out a chain; return the steps that take it back."""
@@ -74,7 +71,7 @@ class Holdings:
         """The recency rule for a chain refused: each taker is offered the topic it would take
         (an entry at zero), and the chain's partitions go last in their holders' order, last
         step first."""
-        held, owner, topics, version = self.held, self.owner, self.topics, self.version
+        held, owner, topics = self.held, self.owner, self.topics
         for tp, to in steps:
             topics[to].setdefault(tp.topic, 0)
         for tp, _ in reversed(steps):
@@ -82,7 +79,6 @@ class Holdings:
             mine = held[mid]
             del mine[tp]
             mine[tp] = None
-            version[mid] += 1
 
     def _moves(self, steps: Steps) -> Moves:
         owner = self.owner
@@ -99,13 +95,11 @@ class Holdings:
 
     def _hand_over(self, moves: Moves) -> None:
         """Each partition to its taker, last in the taker's order (counts already changed)."""
-        held, owner, version = self.held, self.owner, self.version
+        held, owner = self.held, self.owner
         for tp, frm, to in moves:
             del held[frm][tp]
             held[to][tp] = None
             owner[tp] = to
-            version[frm] += 1
-            version[to] += 1
 
     def balanced_around(self, touched: set[str]) -> bool:
         """The condition, given that it held before only ``touched`` members changed."""
@@ -137,10 +131,9 @@ class Scope:
     def __init__(self, group: GroupSnapshot, ids: list[str]) -> None:
         self.ids = ids
         self.index = {mid: i for i, mid in enumerate(ids)}
-        #: per giver, its hand-overs as last worked (``handovers.edges``) and the holdings'
-        #: ``version`` of it then
+        #: per giver, what it held (in order) when its hand-overs were last worked, and them
+        #: (``handovers.edges``)
         self.givers: dict[str, tuple] = {}
-        self.seen: dict[str, int] = {}
         self.subscribers: dict[str, list[str]]
         if len(ids) == len(group.member_ids):
             self.subscribers = group.subscribers
