@@ -4,17 +4,17 @@ Frozen: it says what the schema became then. Never edit it; append a new migrati
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from ..columns import UTCDateTime, json_column
 
 
-def apply(conn: sa.Connection) -> None:
-    """Plans, their groups' evaluations and the gate's decisions."""
-    md = sa.MetaData()
-    sa.Table(
-        "plans",
-        md,
+def plans_columns() -> list[sa.Column[Any]]:
+    """The plans table's columns as this migration created them (migration 4 rebuilds the table
+    from them on SQLite)."""
+    return [
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("created_at", UTCDateTime, nullable=False),
         sa.Column("finished_at", UTCDateTime),
@@ -27,6 +27,16 @@ def apply(conn: sa.Connection) -> None:
         sa.Column("parameters", json_column()),
         sa.Column("snapshot_uri", sa.Text),
         sa.Column("snapshot_at", UTCDateTime),
+    ]
+
+
+def apply(conn: sa.Connection) -> None:
+    """Plans, their groups' evaluations and the gate's decisions."""
+    md = sa.MetaData()
+    sa.Table(
+        "plans",
+        md,
+        *plans_columns(),
         sa.UniqueConstraint("dag_id", "run_id", name="uq_plans_dag_run"),
         sa.CheckConstraint("status IN ('running', 'succeeded', 'failed')", name="ck_plans_status"),
         sa.CheckConstraint("\"trigger\" IN ('scheduled', 'manual')", name="ck_plans_trigger"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ..columns import UTCDateTime, json_column
+from .m01_audit_trail import plans_columns
 
 
 def apply(conn: sa.Connection) -> None:
@@ -26,18 +26,7 @@ def apply(conn: sa.Connection) -> None:
     new = sa.Table(
         "plans_m4",
         md,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("created_at", UTCDateTime, nullable=False),
-        sa.Column("finished_at", UTCDateTime),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("error", sa.Text),
-        sa.Column("trigger", sa.String(16), nullable=False),
-        sa.Column("triggered_by", sa.String),
-        sa.Column("dag_id", sa.String),
-        sa.Column("run_id", sa.String),
-        sa.Column("parameters", json_column()),
-        sa.Column("snapshot_uri", sa.Text),
-        sa.Column("snapshot_at", UTCDateTime),
+        *plans_columns(),
         sa.UniqueConstraint("dag_id", "run_id", name="uq_plans_dag_run"),
         sa.CheckConstraint("status IN ('running', 'succeeded', 'failed')", name="ck_plans_status"),
         sa.CheckConstraint(allowed, name="ck_plans_trigger"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..columns import UTCDateTime, json_column
+from .m02_publication_ledger import publications_columns
 
 
 def apply(conn: sa.Connection) -> None:
@@ -38,18 +38,7 @@ def apply(conn: sa.Connection) -> None:
         new = sa.Table(
             "publications_m8",
             md,
-            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-            sa.Column("plan_id", sa.Integer, sa.ForeignKey("plans.id"), nullable=False),
-            sa.Column("group_name", sa.String, nullable=False),
-            sa.Column("version", sa.Integer, nullable=False),
-            sa.Column("strategy", sa.String, nullable=False),
-            sa.Column("state", sa.String(16), nullable=False),
-            sa.Column("forced", sa.Boolean, nullable=False),
-            sa.Column("assignment", json_column(), nullable=False),
-            sa.Column("snapshot_at", UTCDateTime, nullable=False),
-            sa.Column("created_at", UTCDateTime, nullable=False),
-            sa.Column("published_at", UTCDateTime),
-            sa.Column("error", sa.Text),
+            *publications_columns(),
             sa.Column("cluster", sa.String, nullable=False, server_default=""),
             sa.UniqueConstraint(
                 "cluster", "group_name", "version", name="uq_publications_cluster_group_version"
