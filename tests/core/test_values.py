@@ -20,4 +20,3 @@ def test_positions_are_where_each_pair_is_listed():
     found = columns.positions(pairs)
     assert found == [listed_at.get(pair) for pair in pairs]
     assert None in found and any(i is not None and topics[i] == "b" for i in found)
-    assert columns.positions_each([pairs[:3], [], pairs[3:7]]) == [found[:3], [], found[3:7]]

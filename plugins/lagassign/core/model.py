@@ -298,7 +298,7 @@ class GroupSnapshot:
     def owned_index(self) -> list[list[int | None]]:
         """Per member index, the indices of the partitions it owns now, ascending (None for
         a partition the group does not list)."""
-        return self.columns.positions_each([m.owned for m in self.members])
+        return [self.columns.positions(m.owned) for m in self.members]
 
     @_cached
     def owner_index(self) -> list[int]:

@@ -148,10 +148,6 @@ class PartitionColumns:
         """The index of each (topic, number), None for a partition not known."""
         return [self.position(t, n) for t, n in pairs]
 
-    def positions_each(self, lists: Sequence[Sequence[tuple[str, int]]]) -> list[list[int | None]]:
-        """``positions`` of each list of pairs, e.g. of each member's owned partitions."""
-        return [self.positions(pairs) for pairs in lists]
-
     def states(self, tps: list[TopicPartition] | None = None) -> dict[TopicPartition, PartitionState]:
         """Every partition's state, keyed by TopicPartition (``tps`` if made already), in index order."""
         if tps is None:
@@ -229,7 +225,7 @@ class Assignment:
         if self._indexed is not None and self._group is group:
             return self._indexed
         members = self.members
-        found = group.columns.positions_each(list(members.values()))
+        found = list(map(group.columns.positions, members.values()))
         if any(None in idx for idx in found):  # a partition the group does not list: the KeyError names it
             index = group.index_of
             return {mid: list(map(index.__getitem__, tps)) for mid, tps in members.items()}

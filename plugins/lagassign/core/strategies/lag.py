@@ -59,35 +59,15 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
     index = group.member_index
     spans = group.topic_span
     layout: list[list[int]] = [[] for _ in group.members]
-    # topics with no more partitions than subscribers, per subscriber list (shared lists)
-    few: dict[int, tuple[list[int], list[range]]] = {}
     for topic, subscribers in group.subscribers.items():
         span = spans.get(topic)
         if not span:
             continue
-        if len(span) <= len(subscribers):
-            # everyone starts at (0, 0): the first len(span) members by id take one each
-            if id(subscribers) not in few:
-                few[id(subscribers)] = ([index[mid] for mid in subscribers], [])
-            few[id(subscribers)][1].append(span)
-            continue
         # heaviest first, ties by partition number (a stable sort keeps the index order)
         heaviest = sorted(span, key=lags.__getitem__, reverse=True)
         # (fewest of the topic, least lag of it, id) deals in rounds: at the start of round r
-        # every subscriber holds r, so the round's partitions go one each, by (lag, id)
-        held = [layout[index[mid]] for mid in subscribers]  # subscribers are sorted by id
+        # every subscriber holds r, so the round's partitions go one each, by (lag, id); with
+        # no more partitions than subscribers, the first of them by id take one each
+        held = [layout[index[mid]] for mid in subscribers[: len(span)]]  # subscribers are sorted by id
         deal_rounds(heaviest, lags, range(len(held)), held)  # stable: ties by id
-    for takers, topic_spans in few.values():
-        _first_takers(group, takers, topic_spans, layout)
     return layout
-
-
-def _first_takers(
-    group: GroupSnapshot, takers: list[int], spans: list[range], layout: list[list[int]]
-) -> None:
-    """Each topic's partitions, heaviest first (ties by number), one each to ``takers`` in
-    order: for topics with no more partitions than subscribers."""
-    lags = group.lags
-    for span in spans:
-        for p, k in zip(sorted(span, key=lags.__getitem__, reverse=True), takers, strict=False):
-            layout[k].append(p)

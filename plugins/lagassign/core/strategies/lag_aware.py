@@ -36,7 +36,7 @@ from ..dealing.rounds import rounds_layout
 from ..errors import StrategyOptionError
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..shared import Shared
-from .base import Strategy, build, shared_layout
+from .base import Strategy, build, build_indexed, shared_layout
 
 RACK_MODES = ("off", "prefer", "require")
 #: lag-aware's layout with the default ties, per rack mode; and dealt in rounds (None where
@@ -51,12 +51,11 @@ def lag_aware_layout(
     """The lag-aware assignment; ties between equal loads go to the smallest ``tie_key``
     (the member id unless given). With the default ties it is computed once per group
     (lag-optimal compares with it); lag-optimal also builds it with hashed ties as a seed."""
-    effective = rack if group.rack_aware else "off"
-    if effective == "off":
-        index = lag_aware_index(group, tie_key)
-        if index is not None:
-            tps = group.tps
-            return {mid: [tps[i] for i in idx] for mid, idx in zip(group.member_ids, index, strict=True)}
+    rack = rack if group.rack_aware else "off"
+    index = lag_aware_index(group, tie_key) if rack == "off" else None
+    if index is not None:
+        tps = group.tps
+        return {mid: [tps[i] for i in idx] for mid, idx in zip(group.member_ids, index, strict=True)}
     if tie_key is not None:
         return _lag_aware_book(group, tie_key, rack).assignment()
     return shared_layout(_LAYOUT, group, lambda: _lag_aware_book(group, rack=rack).assignment(), rack)
@@ -70,13 +69,8 @@ def lag_aware_index(
     two classes of subscribers). With the default ties it is computed once per group."""
     if tie_key is not None:
         return rounds_layout(group, tie_key)
-    layout = _rounds(group)
+    layout = _ROUNDS.get(group, lambda: rounds_layout(group))
     return None if layout is None else [list(idx) for idx in layout]
-
-
-def _rounds(group: GroupSnapshot) -> list[list[int]] | None:
-    """``rounds_layout`` with the default ties, once per group (shared: read, never change)."""
-    return _ROUNDS.get(group, lambda: rounds_layout(group))
 
 
 def _taker(book: LoadBook, group: GroupSnapshot, tp: TopicPartition, rack: str) -> str:
@@ -99,7 +93,6 @@ def _lag_aware_book(
 ) -> LoadBook:
     lag = group.lag
     book = LoadBook(group, by_lag=True, tie_key=tie_key)
-    rack = rack if group.rack_aware else "off"
     for tp in sorted(group.assignable, key=lambda tp: (-lag[tp], tp)):
         book.add(_taker(book, group, tp, rack), tp)
     if not group.identical_subscriptions and rack != "require":
@@ -118,10 +111,7 @@ class LagAwareStrategy(Strategy):
         self.rack = rack
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        if self.rack == "off" or not group.rack_aware:
-            index = _rounds(group)
-            if index is not None:  # sorted copies: the shared lists stay in dealing order
-                return Assignment.indexed(
-                    self.name, group, dict(zip(group.member_ids, map(sorted, index), strict=True))
-                )
+        index = lag_aware_index(group) if self.rack == "off" or not group.rack_aware else None
+        if index is not None:
+            return build_indexed(self.name, group, index)
         return build(self.name, group, lag_aware_layout(group, rack=self.rack))
