@@ -29,6 +29,19 @@ def test_the_session_has_its_own_airflow_home_and_audit_store() -> None:
     assert "AIRFLOW_CONN_LAGASSIGN_DB" not in os.environ
 
 
+def _session(folder: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A pytest session of its own over ``folder`` (its output captured)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+
+
 def _gone(pid: int) -> bool:
     return not proctrack._live(pid)
 
@@ -78,14 +91,7 @@ def test_a_session_that_leaves_a_process_alive_fails_and_ends_it(tmp_path: Path)
             """
         )
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _session(tmp_path)
     pid = int(pid_file.read_text())
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 passed" in done.stdout
@@ -116,15 +122,7 @@ def test_a_session_that_writes_the_default_store_fails(tmp_path: Path, written: 
         )
     )
     env = {k: v for k, v in os.environ.items() if k not in ("LAGASSIGN_DB_URL", "AIRFLOW_HOME")}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**env, "HOME": str(home)},
-    )
+    done = _session(tmp_path, env={**env, "HOME": str(home)})
     if written:
         assert done.returncode == 1 and f"the default audit store {store} was written" in done.stdout
     else:

@@ -66,6 +66,17 @@ def _assign_mode_commit(kit: Kit, group: str, topic: str, offset: int) -> None:
         consumer.close()
 
 
+def _read_offsets(consumer: Any, count: int, timeout: float = 30) -> list[int]:
+    """The offsets of the first ``count`` messages ``consumer`` polls (fewer after ``timeout``)."""
+    got: list[int] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None:
+            got.append(msg.offset())
+    return got
+
+
 def _committed(config: dict[str, Any], group: str, topic: str, partition: int = 0) -> Any:
     """(offset, metadata) the group has committed for the partition; (None, None) if none."""
     consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
@@ -124,14 +135,8 @@ def test_a_plan_consumer_fails_when_a_member_joins_and_kafka_refuses_its_commit(
         store.publish(group, "lag", {"w0": [[topic, 0]]})
     conf = kit.config({"auto.offset.reset": "earliest", "auto.commit.interval.ms": 500})
     consumer = PlanConsumer(conf, group=group, instance_id="w0", plan_topic=plans)
-    got = []
     try:
-        deadline = time.monotonic() + 30
-        while len(got) < 5 and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None:
-                got.append(msg.offset())
-        assert got == [0, 1, 2, 3, 4]
+        assert _read_offsets(consumer, 5) == [0, 1, 2, 3, 4]
         wait_until(lambda: consumer.poll(0.2) is None and _committed(kit.config(), group, topic)[0] == 5)
         intruder = member(group, topic, "classic", client_id="late-joiner")
         kit.produce(topic, {0: 3})
@@ -234,13 +239,7 @@ def test_a_plan_consumer_keeps_its_place_beyond_the_offset_retention(broker: Any
         conf = kit.config({"auto.offset.reset": "earliest"})
         consumer = PlanConsumer(conf, group=group, instance_id="w0", plan_topic=plans)
         with consumer:
-            got = []
-            deadline = time.monotonic() + 30
-            while len(got) < 5 and time.monotonic() < deadline:
-                msg = consumer.poll(0.5)
-                if msg is not None:
-                    got.append(msg.offset())
-            assert got == [0, 1, 2, 3, 4]
+            assert _read_offsets(consumer, 5) == [0, 1, 2, 3, 4]
             assert consumer.offsets_refresh == 15.0  # a quarter of the broker's one minute
             wait_until(lambda: consumer.poll(0.2) is None and _committed(kit.config(), group, topic)[0] == 5)
             _assign_mode_commit(kit, control, topic, 5)  # the same commit, not refreshed
@@ -261,12 +260,6 @@ def test_a_plan_consumer_keeps_its_place_beyond_the_offset_retention(broker: Any
         kit.produce(topic, {0: 3})
         # the next holder starts where the first stopped, not at auto.offset.reset (earliest)
         with PlanConsumer(conf, group=group, instance_id="w0", plan_topic=plans) as successor:
-            got = []
-            deadline = time.monotonic() + 30
-            while len(got) < 3 and time.monotonic() < deadline:
-                msg = successor.poll(0.5)
-                if msg is not None:
-                    got.append(msg.offset())
-        assert got == [5, 6, 7]
+            assert _read_offsets(successor, 3) == [5, 6, 7]
     finally:
         brokerctl.stop_private(tmp_path / "broker")
