@@ -2,7 +2,7 @@
 
 Every problem is raised as a CaseError whose message names the member or partition at fault,
 so the CLI can print it as one line. Partitions and members are read in bulk when they have the
-usual shapes (``case_columns``, ``_members_in_bulk``) and entry by entry otherwise or when the
+usual shapes (``case_columns``, members' owned pairs) and entry by entry otherwise or when the
 bulk reading finds anything wrong; both follow the one table of rules in ``case_rules``.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from itertools import chain, compress, islice, repeat
-from operator import attrgetter, itemgetter, lt, ne, sub
+from itertools import chain, islice, repeat
+from operator import attrgetter, lt
 from typing import Any
 
 from .case_columns import offset_columns, partition_columns
@@ -48,7 +48,6 @@ _NO_RACKS: frozenset[str] = frozenset()
 _PAIR_TOPICS_OK = column_check(PARTITION_NAME_RULES, "topic")
 _PAIR_NUMBERS_OK = column_check(PARTITION_NAME_RULES, "partition")
 _new_tuple = tuple.__new__  # tuple.__new__(TopicPartition, (topic, number)): a TopicPartition, made in C
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _partition_state(entry: Any, index: int, reset: str) -> PartitionState:
@@ -114,39 +113,24 @@ class _Subscriptions:
 
 
 def _owned(mid: str, owned_raw: Any) -> tuple[TopicPartition, ...]:
-    """A member's owned partitions, each pair checked, sorted and without repeats."""
+    """A member's owned partitions, each pair checked, sorted and without repeats: a list of
+    [name, number] pairs is checked a column at a time, pair by pair only to name the first
+    one at fault."""
     if not isinstance(owned_raw, list):
         raise CaseError(f"member {mid}: 'owned' must be a list of [topic, partition] pairs")
-    owned = []
-    for pair in owned_raw:
-        if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise CaseError(f"member {mid}: owned entry {pair!r} is not a [topic, partition] pair")
-        owned.append(_topic_partition({"topic": pair[0], "partition": pair[1]}, f"member {mid} owned"))
-    return tuple(sorted(set(owned)))
+    if not _pairs_ok(owned_raw):
+        for pair in owned_raw:
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise CaseError(f"member {mid}: owned entry {pair!r} is not a [topic, partition] pair")
+            _topic_partition({"topic": pair[0], "partition": pair[1]}, f"member {mid} owned")
+    return tuple(sorted(set(map(_new_tuple, repeat(TopicPartition), owned_raw))))
 
 
-def _owned_in_bulk(owned_raw: list) -> list[tuple[TopicPartition, ...]] | None:
-    """Every member's owned partitions (``_owned``), their pairs checked in one pass over all
-    members' lists: None unless every list given is of [name, number] pairs."""
-    given = [o for o in owned_raw if o]
-    if not given:
-        return [()] * len(owned_raw)
-    pairs = list(chain.from_iterable(given)) if set(map(type, given)) == {list} else []
-    if not (pairs and set(map(type, pairs)) == {list} and set(map(len, pairs)) == {2}):
-        return None
-    topics, numbers = list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
-    if not (_PAIR_TOPICS_OK(topics) and _PAIR_NUMBERS_OK(numbers)):
-        return None
-    tps = list(map(_new_tuple, repeat(TopicPartition), zip(topics, numbers, strict=True)))
-    out: list[tuple[TopicPartition, ...]] = []
-    at = 0
-    for o in owned_raw:
-        if o:
-            out.append(tuple(sorted(set(tps[at : at + len(o)]))))
-            at += len(o)
-        else:
-            out.append(())
-    return out
+def _pairs_ok(pairs: list) -> bool:
+    """The quick test of owned [name, number] pairs (False may only mean "check pair by pair")."""
+    if not all(isinstance(pair, list | tuple) and len(pair) == 2 for pair in pairs):
+        return False
+    return _PAIR_TOPICS_OK([pair[0] for pair in pairs]) and _PAIR_NUMBERS_OK([pair[1] for pair in pairs])
 
 
 def _member(entry: Any, index: int, subscriptions: _Subscriptions) -> Member:
@@ -163,47 +147,6 @@ def _member(entry: Any, index: int, subscriptions: _Subscriptions) -> Member:
     return Member(
         mid, topics, owned, get("rack"), get("instance_id"), None if capacity is None else float(capacity)
     )
-
-
-def _members_in_bulk(members_raw: list) -> list[Member] | None:
-    """The members, their fields checked a column at a time by the same rules, when every
-    entry is an object, its owned partitions (if any) [name, number] pairs. Members whose topic
-    list equals the previous member's (the usual case) share its check. None when an entry is
-    otherwise or anything is wrong: the caller then checks member by member, which names the
-    first one at fault."""
-    if set(map(type, members_raw)) != {dict}:
-        return None
-    n = len(members_raw)
-    column: dict[str, list[Any]] = {
-        key: list(map(dict.get, members_raw, repeat(key))) for key in _MEMBER_FIELDS
-    }
-    ids = column["id"]
-    if not all(ok(column[key]) for key, ok in _MEMBER_COLUMNS_OK):
-        return None
-    topic_lists = column["topics"]
-    # members whose list differs from the previous one's: each such list is checked once
-    starts = [0, *compress(range(1, n), map(ne, topic_lists, islice(topic_lists, 1, None)))]
-    runs = map(sub, [*starts[1:], n], starts)
-    subscriptions = _Subscriptions()
-    try:
-        firsts = [subscriptions.of(ids[i], topic_lists[i]) for i in starts]
-    except CaseError:
-        return None
-    owned = _owned_in_bulk(column["owned"])
-    if owned is None:
-        return None
-    topics = chain.from_iterable(map(repeat, firsts, runs))
-    capacities = column["capacity"]
-    if capacities.count(None) != n:
-        capacities = [None if c is None else float(c) for c in capacities]
-    fields = zip(ids, topics, owned, column["rack"], column["instance_id"], capacities, strict=False)
-    return list(map(_new_tuple, repeat(Member), fields))
-
-
-_MEMBER_FIELDS = ("id", "topics", "owned", *(rule.key for rule in MEMBER_RULES))
-_MEMBER_COLUMNS_OK = tuple(
-    (rule.key, column_check((rule,), rule.key)) for rule in (MEMBER_ID_RULE, *MEMBER_RULES)
-)
 
 
 @gc_paused
@@ -236,10 +179,8 @@ def parse_case(case: Mapping[str, Any], *, columns: PartitionColumns | None = No
         if columns is None:  # not one of the common shapes, or something is wrong: entry by entry
             columns = PartitionColumns.of_states(_partition_states(partitions_raw, reset))
 
-    members = _members_in_bulk(members_raw)
-    if members is None:  # not the common shape, or something is wrong: member by member
-        subscriptions = _Subscriptions()
-        members = [_member(e, i, subscriptions) for i, e in enumerate(members_raw)]
+    subscriptions = _Subscriptions()
+    members = [_member(e, i, subscriptions) for i, e in enumerate(members_raw)]
     members.sort(key=attrgetter("id"))
     _check_members(members, columns)
     return GroupSnapshot(group, tuple(members), None, reset, columns=columns)
