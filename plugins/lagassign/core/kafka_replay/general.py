@@ -96,12 +96,11 @@ class _GeneralBuilder:
         self.group = group
         self.rack = {m.id: m.rack for m in group.members} if use_racks else {}
         self.prack = {tp: group.partitions[tp].racks for tp in group.assignable} if use_racks else {}
-        self.topics = {m.id: set(m.topics) & set(group.subscribers) for m in group.members}
-        self.subs = {t: [mid for mid in group.member_ids if t in self.topics[mid]] for t in group.subscribers}
-        self.sizes: dict[str, int] = {}
-        for tp in group.assignable:
-            self.sizes[tp.topic] = self.sizes.get(tp.topic, 0) + 1
-        self.total = sum(self.sizes.values())
+        self.topics = group.topics_of
+        self.subs = group.subscribers
+        self.partitions = group.topic_partitions
+        #: per member, how many partitions it could hold at most
+        self.most = {mid: sum(len(self.partitions[t]) for t in self.topics[mid]) for mid in group.member_ids}
         self.owned = {m.id: list(m.owned) for m in group.members} if owned is None else owned
         self.cur: Layout = {mid: [] for mid in group.member_ids}
         self.owner: dict[TopicPartition, str] = {}
@@ -111,7 +110,7 @@ class _GeneralBuilder:
         """Owned partitions kept, the rest placed, then counts balanced if that lowers the spread."""
         revocation = self._keep_owned()
         order = sorted(self.subs, key=lambda t: (len(self.subs[t]), t))
-        every = [TopicPartition(t, p) for t in order for p in range(self.sizes[t])]
+        every = [tp for t in order for tp in self.partitions[t]]
         unassigned = [tp for tp in every if tp not in self.owner]
         initializing = not self.owner
         self._place_unassigned(unassigned)
@@ -150,8 +149,7 @@ class _GeneralBuilder:
         """Each free partition to the emptiest subscribed member, a rack-local one first."""
         left = [tp for tp in unassigned if not self._place(tp, True)] if self.rack else unassigned
         for tp in left:
-            if self.subs[tp.topic] and tp not in self.owner:
-                self._place(tp, False)
+            self._place(tp, False)
 
     def _place(self, tp: TopicPartition, racks: bool) -> bool:
         for mid in self._ranked():
@@ -166,8 +164,7 @@ class _GeneralBuilder:
         in balancing: taken out of ``cur`` and returned."""
         fixed = {}
         for mid in self.group.member_ids:
-            most = sum(self.sizes[t] for t in self.topics[mid])
-            if len(self.cur[mid]) >= most and not any(tp.topic in movable for tp in self.cur[mid]):
+            if len(self.cur[mid]) >= self.most[mid] and not any(tp.topic in movable for tp in self.cur[mid]):
                 fixed[mid] = self.cur.pop(mid)
         return fixed
 
@@ -178,19 +175,17 @@ class _GeneralBuilder:
     def _balanced(self) -> bool:
         """Kafka's balance check: counts within one, or no member could take a partition of one
         with two more (members holding all they could are skipped)."""
-        cur, sizes = self.cur, self.sizes
+        cur = self.cur
         counts = sorted(len(v) for v in cur.values())
         if not counts or counts[0] >= counts[-1] - 1:
             return True
         for mid in self._ranked():
             n = len(cur[mid])
-            topics = self.topics[mid]
-            if n == (self.total if len(topics) == len(sizes) else sum(sizes[t] for t in topics)):
+            if n == self.most[mid]:
                 continue
             mine = set(cur[mid])
-            for t in topics:
-                for p in range(sizes[t]):
-                    tp = TopicPartition(t, p)
+            for t in self.topics[mid]:
+                for tp in self.partitions[t]:
                     if tp not in mine and n + 1 < len(cur[self.owner[tp]]):
                         return False
         return True
