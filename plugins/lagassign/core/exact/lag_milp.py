@@ -2,7 +2,7 @@
 
 Minimise T, the largest member lag, over x[p, m] in {0, 1} (partition p to member m, only for
 members subscribed to p's topic), with every partition assigned once, every member's lag at
-most T, and lag-optimal's count rules (``count_rules``):
+most T, and lag-optimal's count rules:
 
 * identical subscriptions: every count within [floor(P/N) - s, ceil(P/N) + s], s the
   ``count_slack`` (s = 0: counts within one, which is Kafka's balance condition there);
@@ -89,15 +89,6 @@ def check_exact_budget(exact_budget: float | None) -> None:
         )
 
 
-def count_rules(group: GroupSnapshot, count_slack: int = 0) -> str:
-    """The count rules lag-optimal keeps on this group, in words (for people and docs)."""
-    if group.identical_subscriptions:
-        if count_slack:
-            return f"counts within floor(P/N)-{count_slack} .. ceil(P/N)+{count_slack}"
-        return "counts within one"
-    return "Kafka's balance condition"
-
-
 @dataclass
 class ExactResult:
     """What the solver found: an assignment (or None), its max lag, and a proven lower bound
@@ -119,7 +110,7 @@ def solve(
     start: Layout | None = None,
     known_bound: int = 0,
 ) -> ExactResult:
-    """Minimise the largest member lag under ``count_rules`` (and ``max_moves``) within
+    """Minimise the largest member lag under the count rules (and ``max_moves``) within
     ``time_limit`` seconds. ``start``, a layout that meets the rules, is the first incumbent;
     ``known_bound`` (a valid lower bound) lets the solver stop as soon as it reaches it."""
     import highspy

@@ -231,13 +231,8 @@ class Search(State):
 
     def _replace(self, heavy: str, light: str, keep: int) -> None:
         """``heavy`` keeps the partitions of mask ``keep``; ``light`` gets the rest of both's."""
-        n_heavy = len(self.held[heavy])
-        for i, p in enumerate(self.held[heavy] + self.held[light]):
-            stays = bool(keep >> i & 1)
-            if i < n_heavy and not stays:
-                self._move(heavy, light, p)
-            elif i >= n_heavy and stays:
-                self._move(light, heavy, p)
+        for p, src, dst in self.passing(heavy, light, keep):
+            self._move(src, dst, p)
         self._reranked(heavy, light)
 
     def send_home(self) -> None:

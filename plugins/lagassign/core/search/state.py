@@ -183,19 +183,21 @@ class State:
     def split_allowed(self, heavy: str, light: str, keep: int) -> bool:
         """Whether ``heavy`` may keep the partitions of mask ``keep`` (over both members'
         partitions) and ``light`` the rest: receipts allowed, within ``max_moves``."""
-        pool = self.held[heavy] + self.held[light]
-        n_heavy = len(self.held[heavy])
-        cost = 0
-        for i, p in enumerate(pool):
-            stays = bool(keep >> i & 1)
-            was_heavy = i < n_heavy
-            if stays == was_heavy:
-                continue
-            src, dst = (heavy, light) if was_heavy else (light, heavy)
-            if not self.may_receive(dst, p[1]):
-                return False
-            cost += self.move_cost(p[1], src, dst)
+        passing = self.passing(heavy, light, keep)
+        if not all(self.may_receive(dst, p[1]) for p, _, dst in passing):
+            return False
+        cost = sum(self.move_cost(p[1], src, dst) for p, src, dst in passing)
         return self.max_moves is None or self.moves + cost <= self.max_moves
+
+    def passing(self, heavy: str, light: str, keep: int) -> list[tuple[Held, str, str]]:
+        """(partition, from, to) of each partition that changes member when ``heavy`` keeps the
+        partitions of mask ``keep`` (over ``held[heavy] + held[light]``) and ``light`` the rest."""
+        n_heavy = len(self.held[heavy])
+        return [
+            (p, heavy, light) if i < n_heavy else (p, light, heavy)
+            for i, p in enumerate(self.held[heavy] + self.held[light])
+            if bool(keep >> i & 1) != (i < n_heavy)
+        ]
 
     def _apart(self, heavy: str, light: str) -> bool:
         """Whether no exchange can be allowed because ``light`` subscribes to none of the topics
