@@ -46,6 +46,15 @@ def _demo(broker: brokerctl.Broker, out: Path, prefix: str) -> Path:
         return build(broker.config(), broker.create_topic, out, prefix=prefix)
 
 
+def _plan(broker: brokerctl.Broker, groups_file: Path, db: str, base_dir: Path) -> dict[str, Any]:
+    """``lagassign plan --json`` on ``broker``'s groups: each group's publication outcome."""
+    run = run_cli(
+        "plan", *declared_plan_flags(broker, groups_file), "--db", db, "--base-dir", str(base_dir), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    return {o["group"]: o for o in json.loads(run.stdout)["publications"]}
+
+
 def _cluster(broker: brokerctl.Broker) -> str:
     from lagassign.kafka.cluster import cluster_of
 
@@ -66,17 +75,7 @@ def test_the_same_groups_on_two_clusters_publish_independent_versions(
     outcomes = {}
     for which, b in (("a", broker), ("b", second.broker)):
         groups_file = _demo(b, tmp_path / which, prefix)
-        run = run_cli(
-            "plan",
-            *declared_plan_flags(b, groups_file),
-            "--db",
-            db,
-            "--base-dir",
-            str(tmp_path / f"runs-{which}"),
-            "--json",
-        )
-        assert run.returncode == 0, run.stderr
-        outcomes[which] = {o["group"]: o for o in json.loads(run.stdout)["publications"]}
+        outcomes[which] = _plan(b, groups_file, db, tmp_path / f"runs-{which}")
     group = prefix + GROUP
     for which, b in (("a", broker), ("b", second.broker)):
         done = outcomes[which][group]
@@ -139,17 +138,7 @@ def test_a_cluster_rebuilt_behind_the_same_address_goes_on_publishing(tmp_path: 
         for run_no in (1, 2):
             spare.start()
             groups_file = _demo(spare.broker, tmp_path / f"demo{run_no}", prefix)
-            run = run_cli(
-                "plan",
-                *declared_plan_flags(spare.broker, groups_file),
-                "--db",
-                db,
-                "--base-dir",
-                str(tmp_path / f"runs{run_no}"),
-                "--json",
-            )
-            assert run.returncode == 0, run.stderr
-            done = {o["group"]: o for o in json.loads(run.stdout)["publications"]}[group]
+            done = _plan(spare.broker, groups_file, db, tmp_path / f"runs{run_no}")[group]
             assert done["published"], done
             versions.append(done["version"])
             assert newest(spare.broker, [group])[group][0] == done["version"]
