@@ -11,15 +11,10 @@ from __future__ import annotations
 from itertools import chain, compress, islice, repeat
 from operator import add, gt, itemgetter, lt, ne
 
-import numpy as np
-
 from .case_rules import PARTITION_NAME_RULES, PARTITION_RULES, column_check
 from .lag import lag_of_checked_offsets
 from .values import PartitionColumns
 
-#: from this many partitions an unsorted list is sorted with numpy (its call overhead pays off)
-_NUMPY_SORT_FROM = 512
-_INT64_MAX = 2**63 - 1
 _TOPIC, _NUMBER, _LAG = itemgetter("topic"), itemgetter("partition"), itemgetter("lag")
 _OFFSETS = tuple(itemgetter(key) for key in ("begin", "end", "committed"))
 _TOPICS_OK = column_check(PARTITION_NAME_RULES, "topic")
@@ -105,17 +100,9 @@ def _sorted_columns(columns: list[list], names: set[str]) -> list[list] | None:
         runs = sorted(zip(firsts, starts, stops, strict=True))
         return [list(chain.from_iterable(col[a:b] for _, a, b in runs)) for col in columns]
     keys = _sort_keys(topics, numbers, names)
-    if len(keys) >= _NUMPY_SORT_FROM and max(keys) <= _INT64_MAX:
-        array = np.array(keys, dtype=np.int64)
-        by_key = np.argsort(array, kind="stable")
-        ordered = array[by_key]
-        if not bool((ordered[1:] > ordered[:-1]).all()):
-            return None
-        order = by_key.tolist()
-    else:
-        order = sorted(range(n), key=keys.__getitem__)
-        if not _increasing(list(map(keys.__getitem__, order))):
-            return None
+    order = sorted(range(n), key=keys.__getitem__)
+    if not _increasing(list(map(keys.__getitem__, order))):
+        return None
     return [list(map(col.__getitem__, order)) for col in columns]
 
 
