@@ -29,6 +29,7 @@ from typing import Any
 
 import followkit as fk
 import pytest
+from browserkit import PASSWORD, chromium_page, log_in, login_env, need_browser
 from groupkit import Inflow, Subscriber
 from kafkakit import Kit, airflow_env, needs, wait_until
 from proctrack import end_group
@@ -38,18 +39,9 @@ from webhook_receiver import Receiver
 pytestmark = [pytest.mark.kafka, pytest.mark.browser, pytest.mark.slow]
 
 SHOTS = REPO / "docs" / "screenshots"
-CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
-PASSWORD = "secret-for-tests"
 SCRAPE_TOKEN = "scrape-token-for-tests"
 SESSION_TIMEOUT = 5.0
 HEALTH_EVERY = 20
-
-
-def _missing(message: str) -> None:
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def _api(base: str, path: str, token: str) -> Any:
@@ -62,12 +54,7 @@ def _api(base: str, path: str, token: str) -> Any:
 def scene(broker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Live consumers (classic, consumer protocol, three assign()-mode instances), inflow, a
     webhook receiver, and Airflow with the health job every 20 s."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _missing("Playwright for Python is not installed")
-    if not Path(CHROMIUM).exists():
-        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    need_browser()
     needs(broker, "consumer protocol")
     from faultkit import free_port
 
@@ -80,21 +67,11 @@ def scene(broker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     receiver = Receiver()
     home = tmp / "airflow"
     home.mkdir()
-    passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": PASSWORD}))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
         **airflow_env(home, broker),
-        "AIRFLOW__CORE__AUTH_MANAGER": (
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-        ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__BASE_URL": base,
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
+        **login_env(home, port),
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "LAGASSIGN_HEALTH_SCHEDULE": str(HEALTH_EVERY),
         "LAGASSIGN_HEALTH_WINDOW": str(HEALTH_EVERY),
@@ -187,139 +164,122 @@ def _group_page(page: Any, base: str, group: str) -> None:
 
 
 def test_the_groups_overview_as_an_operator_sees_it(scene: dict[str, Any]) -> None:
-    from playwright.sync_api import sync_playwright
     from prometheus_client.parser import text_string_to_metric_families
 
     base, s, receiver = scene["base"], scene["setup"], scene["receiver"]
     billing, search, workers = scene["billing"], scene["search"], s.group
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1360, "height": 900}, timezone_id="UTC")
-            page = context.new_page()
-            page.set_default_timeout(60_000)
-            page.goto(f"{base}/lagassign/groups")
-            page.wait_for_url("**/auth/login**")
-            page.locator("input[name='username']").fill("admin")
-            page.locator("input[name='password']").fill(PASSWORD)
-            page.locator("button[type='submit']").click()
-            page.wait_for_url(f"{base}/lagassign/groups")
+    with chromium_page(60_000) as page:
+        log_in(page, base, "/lagassign/groups")
 
-            # 1. Both protocols and the assign()-mode group (no group member) are listed alive.
-            def all_alive() -> Any:
-                rows = _rows(page, base)
-                ok = all(rows.get(g, {}).get("status") == "OK" for g in (billing, search, workers))
-                return ok and "3 alive" in rows[workers]["consumers"] and rows
-
-            rows = wait_until(all_alive, timeout=180, every=3)
-            assert rows[search]["type"] == "consumer" and "1 alive" in rows[search]["consumers"]
-            assert rows[billing]["type"] == "classic" and "1 alive" in rows[billing]["consumers"]
-            assert rows[workers]["type"] == "assign()"
-
-            # 2. curl of the metrics endpoint parses with Prometheus's own parser.
-            scrape = subprocess.run(
-                [
-                    "curl",
-                    "-sS",
-                    "--fail",
-                    "-H",
-                    f"Authorization: Bearer {SCRAPE_TOKEN}",
-                    f"{base}/lagassign-metrics/metrics",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert scrape.returncode == 0, scrape.stderr
-            samples = {
-                (x.name, tuple(sorted(x.labels.items()))): x.value
-                for f in text_string_to_metric_families(scrape.stdout)
-                for x in f.samples
-            }
-            cluster = next(dict(k[1])["cluster"] for k in samples if k[0] == "lagassign_observation_fresh")
-
-            def sample(name: str, **labels: str) -> float:
-                return samples[(name, tuple(sorted({"cluster": cluster, **labels}.items())))]
-
-            assert sample("lagassign_group_status", group=search, status="OK") == 1
-            assert sample("lagassign_group_consumers", group=workers, state="alive") == 3
-            assert sample("lagassign_group_plan_version", group=workers) == 1
-            refused = subprocess.run(
-                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"{base}/lagassign-metrics/metrics"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert refused.stdout == "401"
-
-            # 3. A consumer stopped: its group turns STOP, and one alert arrives.
-            scene["consumers"][0].stop()
-            stopped = time.monotonic()
-
-            def status_of(group: str) -> str:
-                _group_page(page, base, group)
-                return str(page.locator("h1 .status").get_attribute("data-status"))
-
-            wait_until(lambda: status_of(billing) == "STOP", timeout=240, every=5)
-            took_stop = time.monotonic() - stopped
-            wait_until(lambda: any(b["group"] == billing for b in receiver.received()), timeout=120, every=2)
-            time.sleep(2 * HEALTH_EVERY + 10)  # two more health runs: nothing more is sent
-            about_billing = [b for b in receiver.received() if b["group"] == billing]
-            assert [(b["kind"], b["status"], b["previous"]) for b in about_billing] == [
-                ("status", "STOP", "OK")
-            ]
-            assert "nobody consumes the group" in about_billing[0]["text"]
-            _group_page(page, base, billing)  # its page lists the alert, delivered
-            assert "sent" in page.locator("h2:has-text('Alerts') + table").inner_text()
-
-            # 4. An instance kill -9'd: shown dead within its session timeout (and a look).
-            scene["workers"]["w1"].send_signal(signal.SIGKILL)
-            killed = time.monotonic()
-
-            def w1_dead() -> bool:
-                _group_page(page, base, workers)
-                return page.locator('tr[data-instance="w1"]').get_attribute("data-state") == "dead"
-
-            wait_until(w1_dead, timeout=60, every=1)
-            took_dead = time.monotonic() - killed
-            assert took_dead < SESSION_TIMEOUT + 25, took_dead  # the timeout, the page's read and its cache
-
-            # 5. Its failover (the triggerer fires lagassign_failover) appears on the group's chart.
-            wait_until(lambda: (p := s.newest()) is not None and p.version == 2, timeout=180, every=2)
-
-            def failover_charted() -> bool:
-                _group_page(page, base, workers)
-                return page.locator('svg.lagchart line[data-kind="failover"]').count() >= 1
-
-            wait_until(failover_charted, timeout=120, every=3)
-            assert set(s.newest().members) == {"w0", "w2"}
-            wait_until(
-                lambda: any(b["kind"] == "failover" for b in receiver.received()), timeout=120, every=2
-            )
-            wait_until(lambda: status_of(workers) == "OK", timeout=120, every=5)
-            instances = {
-                page.locator("tr[data-instance]").nth(i).get_attribute("data-instance"): page.locator(
-                    "tr[data-instance]"
-                )
-                .nth(i)
-                .get_attribute("data-state")
-                for i in range(page.locator("tr[data-instance]").count())
-            }
-            assert instances == {"w0": "alive", "w1": "dead", "w2": "alive"}
-            page.screenshot(path=str(SHOTS / "groups-group.png"), full_page=True)
-            time.sleep(HEALTH_EVERY + 5)
-            failovers = [b for b in receiver.received() if b["kind"] == "failover"]
-            assert len(failovers) == 1 and failovers[0]["group"] == workers
-            assert failovers[0]["title"] == f"lagassign: failover of group {workers}: published v2"
-
+        # 1. Both protocols and the assign()-mode group (no group member) are listed alive.
+        def all_alive() -> Any:
             rows = _rows(page, base)
-            assert rows[billing]["status"] == "STOP" and rows[search]["status"] == "OK"
-            assert "2 alive" in rows[workers]["consumers"] and "1 dead: w1" in rows[workers]["consumers"]
-            page.screenshot(path=str(SHOTS / "groups-list.png"), full_page=True)
-            print(
-                f"\nSTOP shown {took_stop:.0f} s after the consumer stopped; "
-                f"w1 dead on the page {took_dead:.1f} s after kill -9"
+            ok = all(rows.get(g, {}).get("status") == "OK" for g in (billing, search, workers))
+            return ok and "3 alive" in rows[workers]["consumers"] and rows
+
+        rows = wait_until(all_alive, timeout=180, every=3)
+        assert rows[search]["type"] == "consumer" and "1 alive" in rows[search]["consumers"]
+        assert rows[billing]["type"] == "classic" and "1 alive" in rows[billing]["consumers"]
+        assert rows[workers]["type"] == "assign()"
+
+        # 2. curl of the metrics endpoint parses with Prometheus's own parser.
+        scrape = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--fail",
+                "-H",
+                f"Authorization: Bearer {SCRAPE_TOKEN}",
+                f"{base}/lagassign-metrics/metrics",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert scrape.returncode == 0, scrape.stderr
+        samples = {
+            (x.name, tuple(sorted(x.labels.items()))): x.value
+            for f in text_string_to_metric_families(scrape.stdout)
+            for x in f.samples
+        }
+        cluster = next(dict(k[1])["cluster"] for k in samples if k[0] == "lagassign_observation_fresh")
+
+        def sample(name: str, **labels: str) -> float:
+            return samples[(name, tuple(sorted({"cluster": cluster, **labels}.items())))]
+
+        assert sample("lagassign_group_status", group=search, status="OK") == 1
+        assert sample("lagassign_group_consumers", group=workers, state="alive") == 3
+        assert sample("lagassign_group_plan_version", group=workers) == 1
+        refused = subprocess.run(
+            ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"{base}/lagassign-metrics/metrics"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert refused.stdout == "401"
+
+        # 3. A consumer stopped: its group turns STOP, and one alert arrives.
+        scene["consumers"][0].stop()
+        stopped = time.monotonic()
+
+        def status_of(group: str) -> str:
+            _group_page(page, base, group)
+            return str(page.locator("h1 .status").get_attribute("data-status"))
+
+        wait_until(lambda: status_of(billing) == "STOP", timeout=240, every=5)
+        took_stop = time.monotonic() - stopped
+        wait_until(lambda: any(b["group"] == billing for b in receiver.received()), timeout=120, every=2)
+        time.sleep(2 * HEALTH_EVERY + 10)  # two more health runs: nothing more is sent
+        about_billing = [b for b in receiver.received() if b["group"] == billing]
+        assert [(b["kind"], b["status"], b["previous"]) for b in about_billing] == [("status", "STOP", "OK")]
+        assert "nobody consumes the group" in about_billing[0]["text"]
+        _group_page(page, base, billing)  # its page lists the alert, delivered
+        assert "sent" in page.locator("h2:has-text('Alerts') + table").inner_text()
+
+        # 4. An instance kill -9'd: shown dead within its session timeout (and a look).
+        scene["workers"]["w1"].send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+
+        def w1_dead() -> bool:
+            _group_page(page, base, workers)
+            return page.locator('tr[data-instance="w1"]').get_attribute("data-state") == "dead"
+
+        wait_until(w1_dead, timeout=60, every=1)
+        took_dead = time.monotonic() - killed
+        assert took_dead < SESSION_TIMEOUT + 25, took_dead  # the timeout, the page's read and its cache
+
+        # 5. Its failover (the triggerer fires lagassign_failover) appears on the group's chart.
+        wait_until(lambda: (p := s.newest()) is not None and p.version == 2, timeout=180, every=2)
+
+        def failover_charted() -> bool:
+            _group_page(page, base, workers)
+            return page.locator('svg.lagchart line[data-kind="failover"]').count() >= 1
+
+        wait_until(failover_charted, timeout=120, every=3)
+        assert set(s.newest().members) == {"w0", "w2"}
+        wait_until(lambda: any(b["kind"] == "failover" for b in receiver.received()), timeout=120, every=2)
+        wait_until(lambda: status_of(workers) == "OK", timeout=120, every=5)
+        instances = {
+            page.locator("tr[data-instance]").nth(i).get_attribute("data-instance"): page.locator(
+                "tr[data-instance]"
             )
-        finally:
-            browser.close()
+            .nth(i)
+            .get_attribute("data-state")
+            for i in range(page.locator("tr[data-instance]").count())
+        }
+        assert instances == {"w0": "alive", "w1": "dead", "w2": "alive"}
+        page.screenshot(path=str(SHOTS / "groups-group.png"), full_page=True)
+        time.sleep(HEALTH_EVERY + 5)
+        failovers = [b for b in receiver.received() if b["kind"] == "failover"]
+        assert len(failovers) == 1 and failovers[0]["group"] == workers
+        assert failovers[0]["title"] == f"lagassign: failover of group {workers}: published v2"
+
+        rows = _rows(page, base)
+        assert rows[billing]["status"] == "STOP" and rows[search]["status"] == "OK"
+        assert "2 alive" in rows[workers]["consumers"] and "1 dead: w1" in rows[workers]["consumers"]
+        page.screenshot(path=str(SHOTS / "groups-list.png"), full_page=True)
+        print(
+            f"\nSTOP shown {took_stop:.0f} s after the consumer stopped; "
+            f"w1 dead on the page {took_dead:.1f} s after kill -9"
+        )

@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from browserkit import PASSWORD, chromium_page, log_in, login_env
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.core.outcome import outcome_of
@@ -49,18 +50,9 @@ from testpaths import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO / "artifacts"
-PASSWORD = "secret-for-tests"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
 GROUP = SKEWED["group"]
-
-
-def _missing(message: str) -> None:
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def _free_port() -> int:
@@ -162,8 +154,6 @@ def airflow(tmp_path_factory: pytest.TempPathFactory, kafka: str) -> Iterator[di
     from lagassign.kafka.cluster import cluster_of
 
     ids = _seed(db_url, home, cluster_of({"bootstrap.servers": kafka}))
-    passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": PASSWORD, "viewer": PASSWORD}))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
@@ -173,15 +163,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory, kafka: str) -> Iterator[di
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__PARALLELISM": "2",
-        "AIRFLOW__CORE__AUTH_MANAGER": (
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-        ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__BASE_URL": base,
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
+        **login_env(home, port, {"admin": "admin", "viewer": "viewer"}),
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "LAGASSIGN_DB_URL": db_url,
         "LAGASSIGN_BASE_DIR": str(home / "runs"),
@@ -242,6 +224,17 @@ def _fits(page: Any) -> None:
     assert over <= 0, f"{over}px wider than the window at {page.viewport_size}"
 
 
+def _both_widths(page: Any, wide: str, narrow: str, fits: bool = True) -> None:
+    """Screenshots at 1360 and at 1024 pixels wide (the page checked to fit each with ``fits``);
+    the window is 1360 wide again after."""
+    for width, name in ((1360, wide), (1024, narrow)):
+        page.set_viewport_size({"width": width, "height": 900})
+        if fits:
+            _fits(page)
+        _shot(page, name)
+    page.set_viewport_size({"width": 1360, "height": 900})
+
+
 def _wait_run(
     base: str, token: str, dag: str, run: dict[str, Any], airflow: dict[str, Any]
 ) -> dict[str, Any]:
@@ -277,295 +270,255 @@ def _note_of(base: str, token: str, dag: str, run_id: str) -> str:
 
 
 def test_operators_pages_in_airflow(airflow: dict[str, Any]) -> None:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed")
-    if not Path(CHROMIUM).exists():
-        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     base, ids, token = airflow["base"], airflow["ids"], airflow["token"]
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1360, "height": 900}, timezone_id="UTC")
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            page.goto(f"{base}/lagassign/plans")
-            page.wait_for_url("**/auth/login**")
-            page.locator("input[name='username']").fill("admin")
-            page.locator("input[name='password']").fill(PASSWORD)
-            page.locator("button[type='submit']").click()
-            page.wait_for_url(f"{base}/lagassign/plans")
+    with chromium_page(30_000) as page:
+        log_in(page, base, "/lagassign/plans")
 
-            # The list: one row per group per plan, each with its outcome badge and reason.
-            rows = page.locator("table.plans tbody tr")
-            assert rows.count() == 4  # went, went2, stopped: one group each; failed: no group
-            badges = {
-                rows.nth(i).get_attribute("data-plan"): rows.nth(i).locator(".badge").inner_text()
-                for i in range(rows.count())
-                if rows.nth(i).get_attribute("data-plan")
-            }
-            assert badges[str(ids["stopped"])] == "gate stop"
-            assert badges[str(ids["went"])] == "published v1" and badges[str(ids["went2"])] == "published v2"
-            table = page.locator("table.plans").inner_text()
-            assert "lagassign_daily" in table and "scheduled" in table and "(not applied)" in table
-            assert "failed: step snapshot failed: cannot read groups file" in table
-            # the paused planning DAGs are named, with what that stops
-            banner = page.locator(".banner.paused").inner_text()
-            assert "lagassign_rebalance is paused" in banner and "lagassign_review" not in banner
-            _fits(page)
-            _shot(page, "list-1360")
-            page.set_viewport_size({"width": 1024, "height": 900})
-            _fits(page)
-            _shot(page, "list-1024")
-            page.set_viewport_size({"width": 1360, "height": 900})
+        # The list: one row per group per plan, each with its outcome badge and reason.
+        rows = page.locator("table.plans tbody tr")
+        assert rows.count() == 4  # went, went2, stopped: one group each; failed: no group
+        badges = {
+            rows.nth(i).get_attribute("data-plan"): rows.nth(i).locator(".badge").inner_text()
+            for i in range(rows.count())
+            if rows.nth(i).get_attribute("data-plan")
+        }
+        assert badges[str(ids["stopped"])] == "gate stop"
+        assert badges[str(ids["went"])] == "published v1" and badges[str(ids["went2"])] == "published v2"
+        table = page.locator("table.plans").inner_text()
+        assert "lagassign_daily" in table and "scheduled" in table and "(not applied)" in table
+        assert "failed: step snapshot failed: cannot read groups file" in table
+        # the paused planning DAGs are named, with what that stops
+        banner = page.locator(".banner.paused").inner_text()
+        assert "lagassign_rebalance is paused" in banner and "lagassign_review" not in banner
+        _both_widths(page, "list-1360", "list-1024")
 
-            # Error pages: HTML, one sentence, no database path, no validator dump.
-            for path, status, words in (
-                ("/lagassign/plans/99999", 404, "there is no plan 99999"),
-                ("/lagassign/history", 400, "name a group"),
-                ("/lagassign/plans?limit=abc", 400, "limit must be a whole number"),
-                ("/lagassign/plans?offset=-1", 400, "offset must be a whole number"),
-                ("/lagassign/plans/abc", 404, "plan ids are whole numbers"),
-            ):
-                answer = page.goto(f"{base}{path}")
-                text = page.locator("main").inner_text()
-                assert answer.status == status and words in text, (path, text)
-                assert ".db" not in text and "sqlite" not in text and "{" not in text, text
-                assert answer.headers["content-type"].startswith("text/html")
-            _shot(page, "error-page")
+        # Error pages: HTML, one sentence, no database path, no validator dump.
+        for path, status, words in (
+            ("/lagassign/plans/99999", 404, "there is no plan 99999"),
+            ("/lagassign/history", 400, "name a group"),
+            ("/lagassign/plans?limit=abc", 400, "limit must be a whole number"),
+            ("/lagassign/plans?offset=-1", 400, "offset must be a whole number"),
+            ("/lagassign/plans/abc", 404, "plan ids are whole numbers"),
+        ):
+            answer = page.goto(f"{base}{path}")
+            text = page.locator("main").inner_text()
+            assert answer.status == status and words in text, (path, text)
+            assert ".db" not in text and "sqlite" not in text and "{" not in text, text
+            assert answer.headers["content-type"].startswith("text/html")
+        _shot(page, "error-page")
 
-            # A plan the gate stopped: no primary button; an override behind a confirmation that
-            # shows max lag before -> after and the moves; every strategy behind a toggle.
-            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
-            body = page.locator("main").inner_text()
-            assert "Nothing moves: the gate stopped this plan." in body and "Moves:" not in body
-            assert page.locator("button.primary", has_text="publish").count() == 0
-            assert page.locator(".badge", has_text="gate stop").count() >= 1
-            page.locator("details.every summary").click()
-            assert page.locator("details.every svg.chart").is_visible()
-            page.locator("details", has_text="would move if published").locator("summary").click()
-            lags = page.locator("table.moves tbody tr td:nth-child(3)")
-            assert lags.count() > 0 and all(lags.nth(i).inner_text() != "-" for i in range(lags.count()))
-            override = page.locator("details.override")
-            override.locator("summary").click()
-            confirm = override.locator(".confirm").inner_text()
-            assert "the gate said stop:" in confirm and "messages (" in confirm and "would move:" in confirm
-            assert page.locator("table.params").count() == 1
-            _shot(page, "stopped-plan")
-            page.set_viewport_size({"width": 1024, "height": 900})
-            _fits(page)
-            _shot(page, "stopped-plan-1024")
-            page.set_viewport_size({"width": 1360, "height": 900})
-            # unticked, the browser does not send it
-            override.locator("button.danger").click()
-            assert page.url.endswith(f"/lagassign/plans/{ids['stopped']}")
-            assert _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"] == []
+        # A plan the gate stopped: no primary button; an override behind a confirmation that
+        # shows max lag before -> after and the moves; every strategy behind a toggle.
+        page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+        body = page.locator("main").inner_text()
+        assert "Nothing moves: the gate stopped this plan." in body and "Moves:" not in body
+        assert page.locator("button.primary", has_text="publish").count() == 0
+        assert page.locator(".badge", has_text="gate stop").count() >= 1
+        page.locator("details.every summary").click()
+        assert page.locator("details.every svg.chart").is_visible()
+        page.locator("details", has_text="would move if published").locator("summary").click()
+        lags = page.locator("table.moves tbody tr td:nth-child(3)")
+        assert lags.count() > 0 and all(lags.nth(i).inner_text() != "-" for i in range(lags.count()))
+        override = page.locator("details.override")
+        override.locator("summary").click()
+        confirm = override.locator(".confirm").inner_text()
+        assert "the gate said stop:" in confirm and "messages (" in confirm and "would move:" in confirm
+        assert page.locator("table.params").count() == 1
+        _both_widths(page, "stopped-plan", "stopped-plan-1024")
+        # unticked, the browser does not send it
+        override.locator("button.danger").click()
+        assert page.url.endswith(f"/lagassign/plans/{ids['stopped']}")
+        assert _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"] == []
 
-            # A viewer may read the plan but not publish it: Airflow refuses the run.
-            viewer = context.browser.new_page()
-            viewer.goto(f"{base}/lagassign/plans/{ids['stopped']}")
-            viewer.wait_for_url("**/auth/login**")
-            viewer.locator("input[name='username']").fill("viewer")
-            viewer.locator("input[name='password']").fill(PASSWORD)
-            viewer.locator("button[type='submit']").click()
-            viewer.wait_for_url(f"**/lagassign/plans/{ids['stopped']}")
-            viewer.locator("details.override summary").click()
-            viewer.locator("details.override input[name='confirm']").check()
-            with viewer.expect_response("**/lagassign/actions/publish") as answer:
-                viewer.locator("details.override button.danger").click()
-            assert answer.value.status == 409
-            assert "Airflow did not start lagassign_review" in viewer.locator("p.err").inner_text()
-            assert _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"] == []
-            viewer.close()
+        # A viewer may read the plan but not publish it: Airflow refuses the run.
+        viewer = page.context.browser.new_page()
+        log_in(viewer, base, f"/lagassign/plans/{ids['stopped']}", user="viewer")
+        viewer.locator("details.override summary").click()
+        viewer.locator("details.override input[name='confirm']").check()
+        with viewer.expect_response("**/lagassign/actions/publish") as answer:
+            viewer.locator("details.override button.danger").click()
+        assert answer.value.status == 409
+        assert "Airflow did not start lagassign_review" in viewer.locator("p.err").inner_text()
+        assert _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"] == []
+        viewer.close()
 
-            # Publish it anyway, as a dry run: a lagassign_review run as admin; the notice links
-            # the run and follows it to its outcome, which reads the plans topic like a publish.
-            override.locator("input[name='confirm']").check()
-            override.locator("input[name='dry_run']").check()
-            override.locator("button.danger").click()
-            page.wait_for_url(f"**/lagassign/plans/{ids['stopped']}?dag=lagassign_review&run=*")
-            notice = page.locator(".notice")
-            assert "Triggered lagassign_review run" in notice.inner_text()
-            (run,) = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
-            assert run["conf"] == {
-                "action": "publish",
-                "plan_id": ids["stopped"],
-                "group": GROUP,
-                "dry_run": True,
-            }
-            assert run["triggering_user_name"] == "admin"
-            run = _wait_run(base, token, "lagassign_review", run, airflow)
-            assert run["state"] == "success", airflow["log"].read_text()[-3000:]
-            page.locator(".notice.success .plan-link").wait_for(timeout=60_000)
-            with AuditStore(airflow["db"]) as store:
-                plan = store.get_plan(store.list_plans(limit=1)[0]["id"])
-            assert plan["dag_id"] == "lagassign_review" and plan["triggered_by"] == "admin"
-            decision = plan["groups"][0]["decision"]
-            assert f"publish requested by admin on review of plan {ids['stopped']}" in decision["reason"]
-            # The dry run read the cluster like a publish: the group is not on this broker, so
-            # a publish would be skipped, and the dry run says so (not "published", not v1).
-            label = outcome_of(plan, plan["groups"][0]).label
-            assert label == "skipped: group changed", decision["outcome"]
-            # one outcome everywhere: the notice, the run's note, the plan page
-            assert f"success: {label}: {GROUP}" in notice.inner_text()
-            _shot(page, "notice")
-            note = _note_of(base, token, "lagassign_review", run["dag_run_id"])
-            assert note == f"[plan {plan['id']}](/lagassign/plans/{plan['id']}): {label}: {GROUP}", note
-            page.locator(".notice .plan-link").click()
-            page.wait_for_url(f"**/lagassign/plans/{plan['id']}")
-            assert page.locator("h2 .badge").first.inner_text() == label
-            assert page.locator("button.primary", has_text="publish").count() == 0  # a review's record
-            _shot(page, "reviewed-plan")
-            logs = _api(
-                base,
-                f"/api/v2/dags/lagassign_review/dagRuns/{quote(run['dag_run_id'], safe='')}"
-                "/taskInstances/publish/logs/1",
-                token,
-            )
-            assert f"plan {plan['id']}: {label}: {GROUP}; page " in json.dumps(logs)
+        # Publish it anyway, as a dry run: a lagassign_review run as admin; the notice links
+        # the run and follows it to its outcome, which reads the plans topic like a publish.
+        override.locator("input[name='confirm']").check()
+        override.locator("input[name='dry_run']").check()
+        override.locator("button.danger").click()
+        page.wait_for_url(f"**/lagassign/plans/{ids['stopped']}?dag=lagassign_review&run=*")
+        notice = page.locator(".notice")
+        assert "Triggered lagassign_review run" in notice.inner_text()
+        (run,) = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
+        assert run["conf"] == {
+            "action": "publish",
+            "plan_id": ids["stopped"],
+            "group": GROUP,
+            "dry_run": True,
+        }
+        assert run["triggering_user_name"] == "admin"
+        run = _wait_run(base, token, "lagassign_review", run, airflow)
+        assert run["state"] == "success", airflow["log"].read_text()[-3000:]
+        page.locator(".notice.success .plan-link").wait_for(timeout=60_000)
+        with AuditStore(airflow["db"]) as store:
+            plan = store.get_plan(store.list_plans(limit=1)[0]["id"])
+        assert plan["dag_id"] == "lagassign_review" and plan["triggered_by"] == "admin"
+        decision = plan["groups"][0]["decision"]
+        assert f"publish requested by admin on review of plan {ids['stopped']}" in decision["reason"]
+        # The dry run read the cluster like a publish: the group is not on this broker, so
+        # a publish would be skipped, and the dry run says so (not "published", not v1).
+        label = outcome_of(plan, plan["groups"][0]).label
+        assert label == "skipped: group changed", decision["outcome"]
+        # one outcome everywhere: the notice, the run's note, the plan page
+        assert f"success: {label}: {GROUP}" in notice.inner_text()
+        _shot(page, "notice")
+        note = _note_of(base, token, "lagassign_review", run["dag_run_id"])
+        assert note == f"[plan {plan['id']}](/lagassign/plans/{plan['id']}): {label}: {GROUP}", note
+        page.locator(".notice .plan-link").click()
+        page.wait_for_url(f"**/lagassign/plans/{plan['id']}")
+        assert page.locator("h2 .badge").first.inner_text() == label
+        assert page.locator("button.primary", has_text="publish").count() == 0  # a review's record
+        _shot(page, "reviewed-plan")
+        logs = _api(
+            base,
+            f"/api/v2/dags/lagassign_review/dagRuns/{quote(run['dag_run_id'], safe='')}"
+            "/taskInstances/publish/logs/1",
+            token,
+        )
+        assert f"plan {plan['id']}: {label}: {GROUP}; page " in json.dumps(logs)
 
-            # Times in the user's timezone, as Airflow's UI keeps it.
-            page.evaluate("localStorage.setItem('timezone', JSON.stringify('Asia/Kolkata'))")
-            page.goto(f"{base}/lagassign/plans/{ids['went']}")
-            created = page.locator("dl.meta time").first
-            assert created.get_attribute("datetime").endswith("+00:00")
-            shown = created.inner_text()
-            assert "UTC" not in shown and ("GMT+5:30" in shown or "IST" in shown), shown
-            page.evaluate("localStorage.removeItem('timezone')")
+        # Times in the user's timezone, as Airflow's UI keeps it.
+        page.evaluate("localStorage.setItem('timezone', JSON.stringify('Asia/Kolkata'))")
+        page.goto(f"{base}/lagassign/plans/{ids['went']}")
+        created = page.locator("dl.meta time").first
+        assert created.get_attribute("datetime").endswith("+00:00")
+        shown = created.inner_text()
+        assert "UTC" not in shown and ("GMT+5:30" in shown or "IST" in shown), shown
+        page.evaluate("localStorage.removeItem('timezone')")
 
-            # Inside Airflow's UI, in its sandboxed frame: a link to Airflow opens in the top window.
-            page.goto(f"{base}/plugin/lagassign-plans")
-            frame = page.frame_locator("iframe").first
-            assert frame.locator("h1").inner_text() == "Rebalance plans"
-            _shot(page, "in-airflow")
-            page.set_viewport_size({"width": 1024, "height": 900})
-            _shot(page, "in-airflow-1024")
-            page.set_viewport_size({"width": 1360, "height": 900})
-            frame.locator(f"tr[data-plan='{plan['id']}'] a[target=_top]").first.click()
-            page.wait_for_url("**/dags/lagassign_review/runs/**")
-            page.get_by_text("publish", exact=True).first.wait_for()
+        # Inside Airflow's UI, in its sandboxed frame: a link to Airflow opens in the top window.
+        page.goto(f"{base}/plugin/lagassign-plans")
+        frame = page.frame_locator("iframe").first
+        assert frame.locator("h1").inner_text() == "Rebalance plans"
+        _both_widths(page, "in-airflow", "in-airflow-1024", fits=False)  # Airflow's own frame
+        frame.locator(f"tr[data-plan='{plan['id']}'] a[target=_top]").first.click()
+        page.wait_for_url("**/dags/lagassign_review/runs/**")
+        page.get_by_text("publish", exact=True).first.wait_for()
 
-            # Re-plan the group: a lagassign_rebalance run with the group alone (paused: queued).
-            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
-            page.locator("form[action='../actions/replan'] button").click()
-            page.wait_for_url("**?dag=lagassign_rebalance&run=*")
-            (replan,) = _api(base, "/api/v2/dags/lagassign_rebalance/dagRuns", token)["dag_runs"]
-            assert replan["conf"]["groups"] == GROUP.replace("-", "\\-") and replan["conf"]["apply"] is False
-            assert "Triggered lagassign_rebalance run" in page.locator(".notice").inner_text()
-            # the paused DAG is named on the page, with a button that unpauses it
-            assert "lagassign_rebalance is paused" in page.locator(".banner.paused").inner_text()
-            # a URL's own text never becomes a notice
-            page.goto(f"{base}/lagassign/plans/{ids['stopped']}?dag=lagassign_review&run=%3Cb%3Ehi%3C/b%3E")
-            assert page.locator(".notice").count() == 0
+        # Re-plan the group: a lagassign_rebalance run with the group alone (paused: queued).
+        page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+        page.locator("form[action='../actions/replan'] button").click()
+        page.wait_for_url("**?dag=lagassign_rebalance&run=*")
+        (replan,) = _api(base, "/api/v2/dags/lagassign_rebalance/dagRuns", token)["dag_runs"]
+        assert replan["conf"]["groups"] == GROUP.replace("-", "\\-") and replan["conf"]["apply"] is False
+        assert "Triggered lagassign_rebalance run" in page.locator(".notice").inner_text()
+        # the paused DAG is named on the page, with a button that unpauses it
+        assert "lagassign_rebalance is paused" in page.locator(".banner.paused").inner_text()
+        # a URL's own text never becomes a notice
+        page.goto(f"{base}/lagassign/plans/{ids['stopped']}?dag=lagassign_review&run=%3Cb%3Ehi%3C/b%3E")
+        assert page.locator(".notice").count() == 0
 
-            # A failed plan: the cause, what to do, and the failed step's log in Airflow.
-            page.goto(f"{base}/lagassign/plans/{ids['failed']}")
-            cause = page.locator("div.cause").first
-            assert "cannot read groups file" in cause.inner_text()
-            assert "what to do: set the groups_file parameter" in cause.inner_text()
-            log_link = cause.locator("a").get_attribute("href")
-            assert log_link == "/dags/lagassign_rebalance/runs/manual__failed/tasks/snapshot"
-            _shot(page, "failed-plan")
+        # A failed plan: the cause, what to do, and the failed step's log in Airflow.
+        page.goto(f"{base}/lagassign/plans/{ids['failed']}")
+        cause = page.locator("div.cause").first
+        assert "cannot read groups file" in cause.inner_text()
+        assert "what to do: set the groups_file parameter" in cause.inner_text()
+        log_link = cause.locator("a").get_attribute("href")
+        assert log_link == "/dags/lagassign_rebalance/runs/manual__failed/tasks/snapshot"
+        _shot(page, "failed-plan")
 
-            # A group's history: a time axis, outcomes, roll back behind its diff.
-            page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
-            page.locator("a", has_text="history of this group").first.click()
-            page.wait_for_url("**/lagassign/history?group=*")
-            assert page.locator("svg.history polyline").count() == 2
-            assert page.locator("svg.history text.tick").count() >= 2
-            assert page.locator("table.history tbody tr").count() >= 4
-            assert page.locator("table.history .badge", has_text="published v2").count() == 1
-            rollback = page.locator("details.rollback")
-            assert rollback.count() == 1  # version 2 is in force; only version 1 can be gone back to
-            rollback.locator("summary").click()
-            assert "against version 2 in force:" in rollback.inner_text()
-            _fits(page)
-            _shot(page, "history")
-            page.set_viewport_size({"width": 1024, "height": 900})
-            _fits(page)
-            _shot(page, "history-1024")
-            page.set_viewport_size({"width": 1360, "height": 900})
-            rollback.locator("input[name='confirm']").check()
-            rollback.locator("input[name='dry_run']").check()
-            rollback.locator("button.danger").click()
-            page.wait_for_url("**?dag=lagassign_review&run=*")
-            runs = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
-            (back,) = [r for r in runs if r["conf"].get("action") == "rollback"]
-            assert back["conf"] == {"action": "rollback", "group": GROUP, "version": 1, "dry_run": True}
-            back = _wait_run(base, token, "lagassign_review", back, airflow)
-            with AuditStore(airflow["db"]) as store:
-                rolled = store.get_plan(store.list_plans(limit=1)[0]["id"])
-            assert back["state"] == "success", (rolled, airflow["log"].read_text()[-3000:])
-            assert rolled["groups"][0]["decision"]["reason"].startswith("roll back to version 1 (lag-optimal")
-            page.goto(f"{base}/lagassign/plans/{rolled['id']}")
-            moves = page.locator("main h3", has_text="Moves: plan in force →")
-            assert moves.count() == 1, page.locator("main").inner_text()
-            assert "None" not in page.locator("main").inner_text()
-            _shot(page, "rollback-plan")
+        # A group's history: a time axis, outcomes, roll back behind its diff.
+        page.goto(f"{base}/lagassign/plans/{ids['stopped']}")
+        page.locator("a", has_text="history of this group").first.click()
+        page.wait_for_url("**/lagassign/history?group=*")
+        assert page.locator("svg.history polyline").count() == 2
+        assert page.locator("svg.history text.tick").count() >= 2
+        assert page.locator("table.history tbody tr").count() >= 4
+        assert page.locator("table.history .badge", has_text="published v2").count() == 1
+        rollback = page.locator("details.rollback")
+        assert rollback.count() == 1  # version 2 is in force; only version 1 can be gone back to
+        rollback.locator("summary").click()
+        assert "against version 2 in force:" in rollback.inner_text()
+        _both_widths(page, "history", "history-1024")
+        rollback.locator("input[name='confirm']").check()
+        rollback.locator("input[name='dry_run']").check()
+        rollback.locator("button.danger").click()
+        page.wait_for_url("**?dag=lagassign_review&run=*")
+        runs = _api(base, "/api/v2/dags/lagassign_review/dagRuns", token)["dag_runs"]
+        (back,) = [r for r in runs if r["conf"].get("action") == "rollback"]
+        assert back["conf"] == {"action": "rollback", "group": GROUP, "version": 1, "dry_run": True}
+        back = _wait_run(base, token, "lagassign_review", back, airflow)
+        with AuditStore(airflow["db"]) as store:
+            rolled = store.get_plan(store.list_plans(limit=1)[0]["id"])
+        assert back["state"] == "success", (rolled, airflow["log"].read_text()[-3000:])
+        assert rolled["groups"][0]["decision"]["reason"].startswith("roll back to version 1 (lag-optimal")
+        page.goto(f"{base}/lagassign/plans/{rolled['id']}")
+        moves = page.locator("main h3", has_text="Moves: plan in force →")
+        assert moves.count() == 1, page.locator("main").inner_text()
+        assert "None" not in page.locator("main").inner_text()
+        _shot(page, "rollback-plan")
 
-            # Dark mode, as chosen in Airflow's UI (next-themes keeps it in localStorage).
-            page.evaluate("localStorage.setItem('theme', 'dark')")
-            page.goto(f"{base}/lagassign/plans/{ids['went']}")
-            bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
-            assert bg == "rgb(13, 17, 23)", bg
-            _shot(page, "dark-plan")
-            page.evaluate("localStorage.setItem('theme', 'light')")
+        # Dark mode, as chosen in Airflow's UI (next-themes keeps it in localStorage).
+        page.evaluate("localStorage.setItem('theme', 'dark')")
+        page.goto(f"{base}/lagassign/plans/{ids['went']}")
+        bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert bg == "rgb(13, 17, 23)", bg
+        _shot(page, "dark-plan")
+        page.evaluate("localStorage.setItem('theme', 'light')")
 
-            # Airflow's trigger forms: submittable with their defaults, showing what applies;
-            # a number is kept as typed (not clamped), and the start task refuses it in one
-            # line, without a traceback.
-            for dag in ("lagassign_daily", "lagassign_rebalance"):
-                page.goto(f"{base}/dags/{dag}")
-                page.get_by_role("button", name="Trigger").first.click()
-                dialog = page.locator("[role=dialog][data-scope=dialog]")
-                dialog.get_by_text("Run Parameters").wait_for()
-                assert dialog.get_by_role("button", name="Trigger").is_enabled(), dag
-                text = dialog.inner_text()
-                assert "Imbalance threshold" in text and "A number ≥ 1.0" in text and "Groups file" in text
-                if dag == "lagassign_daily":
-                    assert "Scheduled runs take it from the Airflow Variable lagassign_apply" in text
-                    _shot(page, "daily-form")
-                    page.keyboard.press("Escape")
-            threshold = dialog.locator("input[inputmode=decimal]").first
-            assert threshold.input_value() == "1.1"
-            threshold.fill("0.5")
-            threshold.blur()
-            assert threshold.input_value() == "0.5"  # not clamped to 1 behind the user's back
-            dialog.get_by_role("button", name="Trigger").click()
-            page.wait_for_url("**/dags/lagassign_rebalance/runs/**")
-            deadline = time.monotonic() + 240
-            refused = None
-            while refused is None and time.monotonic() < deadline:
-                time.sleep(3)
-                with AuditStore(airflow["db"]) as store:
-                    refused = next((p for p in store.list_plans() if "got 0.5" in (p["error"] or "")), None)
-            assert refused is not None, airflow["log"].read_text()[-3000:]
-            assert refused["error"] == (
-                "step start failed: threshold must be a number ≥ 1.0 (max/mean member lag), got 0.5"
-            )
-            assert refused["triggered_by"] == "admin" and refused["status"] == "failed"
-            start_log = json.dumps(
-                _api(
-                    base,
-                    f"/api/v2/dags/lagassign_rebalance/dagRuns/{quote(refused['run_id'], safe='')}"
-                    "/taskInstances/start/logs/1",
-                    token,
-                )
-            )
-            assert "parameters refused: threshold must be a number" in start_log
-            assert "Traceback" not in start_log, start_log[-3000:]
-
-            # Letters in a number field: Airflow's number input refuses them in front of the user
-            # (the field shows again the value the run will get), nothing is dropped unseen.
-            page.goto(f"{base}/dags/lagassign_rebalance")
+        # Airflow's trigger forms: submittable with their defaults, showing what applies;
+        # a number is kept as typed (not clamped), and the start task refuses it in one
+        # line, without a traceback.
+        for dag in ("lagassign_daily", "lagassign_rebalance"):
+            page.goto(f"{base}/dags/{dag}")
             page.get_by_role("button", name="Trigger").first.click()
             dialog = page.locator("[role=dialog][data-scope=dialog]")
             dialog.get_by_text("Run Parameters").wait_for()
-            threshold = dialog.locator("input[inputmode=decimal]").first
-            threshold.fill("abc")
-            threshold.blur()
-            assert threshold.input_value() == "1.1"
-            _shot(page, "number-field-abc")
-        finally:
-            browser.close()
+            assert dialog.get_by_role("button", name="Trigger").is_enabled(), dag
+            text = dialog.inner_text()
+            assert "Imbalance threshold" in text and "A number ≥ 1.0" in text and "Groups file" in text
+            if dag == "lagassign_daily":
+                assert "Scheduled runs take it from the Airflow Variable lagassign_apply" in text
+                _shot(page, "daily-form")
+                page.keyboard.press("Escape")
+        threshold = dialog.locator("input[inputmode=decimal]").first
+        assert threshold.input_value() == "1.1"
+        threshold.fill("0.5")
+        threshold.blur()
+        assert threshold.input_value() == "0.5"  # not clamped to 1 behind the user's back
+        dialog.get_by_role("button", name="Trigger").click()
+        page.wait_for_url("**/dags/lagassign_rebalance/runs/**")
+        deadline = time.monotonic() + 240
+        refused = None
+        while refused is None and time.monotonic() < deadline:
+            time.sleep(3)
+            with AuditStore(airflow["db"]) as store:
+                refused = next((p for p in store.list_plans() if "got 0.5" in (p["error"] or "")), None)
+        assert refused is not None, airflow["log"].read_text()[-3000:]
+        assert refused["error"] == (
+            "step start failed: threshold must be a number ≥ 1.0 (max/mean member lag), got 0.5"
+        )
+        assert refused["triggered_by"] == "admin" and refused["status"] == "failed"
+        start_log = json.dumps(
+            _api(
+                base,
+                f"/api/v2/dags/lagassign_rebalance/dagRuns/{quote(refused['run_id'], safe='')}"
+                "/taskInstances/start/logs/1",
+                token,
+            )
+        )
+        assert "parameters refused: threshold must be a number" in start_log
+        assert "Traceback" not in start_log, start_log[-3000:]
+
+        # Letters in a number field: Airflow's number input refuses them in front of the user
+        # (the field shows again the value the run will get), nothing is dropped unseen.
+        page.goto(f"{base}/dags/lagassign_rebalance")
+        page.get_by_role("button", name="Trigger").first.click()
+        dialog = page.locator("[role=dialog][data-scope=dialog]")
+        dialog.get_by_text("Run Parameters").wait_for()
+        threshold = dialog.locator("input[inputmode=decimal]").first
+        threshold.fill("abc")
+        threshold.blur()
+        assert threshold.input_value() == "1.1"
+        _shot(page, "number-field-abc")

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from browserkit import chromium_page, log_in, login_env
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
@@ -35,29 +36,8 @@ from testpaths import REPO
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("LAGASSIGN_CHROMIUM", "/usr/bin/chromium")
 ARTIFACT = REPO / "artifacts" / "plans-page.png"
 ARTIFACT_IN_TIME = REPO / "artifacts" / "plans-page-in-time.png"
-PASSWORD = "secret-for-tests"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _missing(message: str) -> None:
-    if _in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def _free_port() -> int:
@@ -120,8 +100,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
         store.record_evaluations(timed_id, [evaluation])
         store.record_decisions(timed_id, decide_all([evaluation]))
         store.finish_plan(timed_id, "succeeded")
-    passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": PASSWORD}))
     port = _free_port()
     env = {
         **os.environ,
@@ -129,13 +107,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__AUTH_MANAGER": (
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-        ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        **login_env(home, port),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
-        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
         "LAGASSIGN_DB_URL": db_url,
     }
     env.pop("AIRFLOW_CONFIG", None)
@@ -196,98 +169,81 @@ def test_no_plan_data_without_login(server: dict[str, object]) -> None:
 
 
 def test_log_in_open_list_and_plan_screenshot(server: dict[str, object]) -> None:
-    if not Path(CHROMIUM).exists():
-        _missing(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
     base, plan_id, group = server["base"], server["plan_id"], str(server["group"])
     ARTIFACT.parent.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(20_000)
-            # Any request that leaves the test server fails the test: nothing loads from the internet.
-            outside: list[str] = []
-            page.on(
-                "request",
-                lambda r: None if r.url.startswith((base, "data:", "about:")) else outside.append(r.url),
-            )
+    with chromium_page(20_000, width=1280) as page:
+        # Any request that leaves the test server fails the test: nothing loads from the internet.
+        outside: list[str] = []
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith((base, "data:", "about:")) else outside.append(r.url),
+        )
 
-            page.goto(f"{base}/lagassign/plans")  # not logged in: Airflow's login page
-            page.wait_for_url("**/auth/login**")
-            page.locator("input[name='username']").fill("admin")
-            page.locator("input[name='password']").fill(PASSWORD)
-            page.locator("button[type='submit']").click()
-            page.wait_for_url(f"{base}/lagassign/plans")  # back where we came from, logged in
+        log_in(page, base, "/lagassign/plans")  # through Airflow's login page and back
 
-            assert page.locator("h1").inner_text() == "Rebalance plans"
-            row = page.locator("table.plans tbody tr").first
-            assert group in row.inner_text()
-            assert "manual by alice" in row.inner_text()
+        assert page.locator("h1").inner_text() == "Rebalance plans"
+        row = page.locator("table.plans tbody tr").first
+        assert group in row.inner_text()
+        assert "manual by alice" in row.inner_text()
 
-            response = page.goto(f"{base}/lagassign/plans?since=yesterday")  # a bad filter: 400
-            assert response is not None and response.status == 400
-            assert "since: 'yesterday' is not an ISO date" in page.locator("p.err").inner_text()
-            page.goto(f"{base}/lagassign/plans?group=nobody")
-            assert page.locator("table.plans").count() == 0
-            page.goto(f"{base}/lagassign/plans?group={group}&since=2000-01-01")
-            assert page.locator("table.plans tbody tr").count() == 1
+        response = page.goto(f"{base}/lagassign/plans?since=yesterday")  # a bad filter: 400
+        assert response is not None and response.status == 400
+        assert "since: 'yesterday' is not an ISO date" in page.locator("p.err").inner_text()
+        page.goto(f"{base}/lagassign/plans?group=nobody")
+        assert page.locator("table.plans").count() == 0
+        page.goto(f"{base}/lagassign/plans?group={group}&since=2000-01-01")
+        assert page.locator("table.plans tbody tr").count() == 1
 
-            page.locator(f"a[href='plans/{plan_id}']").click()
-            page.wait_for_url(f"{base}/lagassign/plans/{plan_id}")
-            assert page.locator("h1").inner_text() == f"Plan {plan_id}"
-            chart = page.locator("svg.chart").first
-            assert chart.is_visible()
-            assert chart.locator("rect[data-strategy]").count() >= 2 * 4  # current and chosen, per consumer
-            metrics = page.locator("table.metrics").first
-            assert metrics.is_visible()
-            assert "lag-optimal" in metrics.inner_text()
-            assert page.locator("table.moves").count() == 1
-            # what the cluster runs, and the row that does what Kafka does
-            cluster = page.locator("p.cluster")
-            assert cluster.is_visible()
-            assert cluster.inner_text() == "group type consumer · assignor uniform · Kafka's row: uniform"
-            kafka_row = metrics.locator("tbody tr", has=page.locator("span.tag.kafka"))
-            assert kafka_row.count() == 1 and kafka_row.locator("td").first.inner_text().startswith("uniform")
-            page.screenshot(path=str(ARTIFACT), full_page=True)
+        page.locator(f"a[href='plans/{plan_id}']").click()
+        page.wait_for_url(f"{base}/lagassign/plans/{plan_id}")
+        assert page.locator("h1").inner_text() == f"Plan {plan_id}"
+        chart = page.locator("svg.chart").first
+        assert chart.is_visible()
+        assert chart.locator("rect[data-strategy]").count() >= 2 * 4  # current and chosen, per consumer
+        metrics = page.locator("table.metrics").first
+        assert metrics.is_visible()
+        assert "lag-optimal" in metrics.inner_text()
+        assert page.locator("table.moves").count() == 1
+        # what the cluster runs, and the row that does what Kafka does
+        cluster = page.locator("p.cluster")
+        assert cluster.is_visible()
+        assert cluster.inner_text() == "group type consumer · assignor uniform · Kafka's row: uniform"
+        kafka_row = metrics.locator("tbody tr", has=page.locator("span.tag.kafka"))
+        assert kafka_row.count() == 1 and kafka_row.locator("td").first.inner_text().startswith("uniform")
+        page.screenshot(path=str(ARTIFACT), full_page=True)
 
-            # a group planned in time: catch-up next to lag, per group, strategy and member
-            page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
-            assert page.locator("p.catch-up").inner_text() == (
-                "max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal "
-                "(no plan below 1 h 13 min); lag in time up to 1 h 7 min (t-0)"
-            )
-            assert "max catch-up" in page.locator("table.metrics thead").inner_text()
-            assert "48 min → 1 h 12 min" in page.locator("table.members").inner_text()
-            assert page.locator("p.cluster").count() == 0  # its snapshot did not say
-            page.screenshot(path=str(ARTIFACT_IN_TIME), full_page=True)
+        # a group planned in time: catch-up next to lag, per group, strategy and member
+        page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
+        assert page.locator("p.catch-up").inner_text() == (
+            "max catch-up now 2 h 30 min → 1 h 15 min under drain-optimal "
+            "(no plan below 1 h 13 min); lag in time up to 1 h 7 min (t-0)"
+        )
+        assert "max catch-up" in page.locator("table.metrics thead").inner_text()
+        assert "48 min → 1 h 12 min" in page.locator("table.members").inner_text()
+        assert page.locator("p.cluster").count() == 0  # its snapshot did not say
+        page.screenshot(path=str(ARTIFACT_IN_TIME), full_page=True)
 
-            # the plans list and the group's history: max catch-up now → under the plan
-            page.goto(f"{base}/lagassign/plans")
-            assert "max catch-up now → plan" in page.locator("table.plans thead").inner_text()
-            timed_row = page.locator("table.plans tbody tr", has_text="manual by bob")
-            cell = timed_row.locator("td.catch-up").inner_text()
-            assert cell == "2 h 30 min → 1 h 15 min (not applied)"
-            untimed_row = page.locator("table.plans tbody tr", has_text="manual by alice")
-            assert untimed_row.locator("td.catch-up").inner_text() == "-"
-            timed_group = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())["group"]
-            page.goto(f"{base}/lagassign/history?group={timed_group}")
-            head = page.locator("table.history thead").inner_text()
-            assert "max catch-up now → plan" in head
-            cells = page.locator("table.history tbody td.catch-up").all_inner_texts()
-            assert cells == ["2 h 30 min → 1 h 15 min"]
-            # times in the timezone Airflow's UI keeps (its 'timezone' setting), UTC on hover
-            page.evaluate("localStorage.setItem('timezone', JSON.stringify('America/New_York'))")
-            page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
-            created = page.locator("dl.meta time").first
-            assert created.get_attribute("datetime") == "2026-01-01T00:00:00+00:00"
-            assert created.inner_text() == "2025-12-31 19:00:00 EST", created.inner_text()
-            page.evaluate("localStorage.removeItem('timezone')")
-            assert not outside, outside
-        finally:
-            browser.close()
+        # the plans list and the group's history: max catch-up now → under the plan
+        page.goto(f"{base}/lagassign/plans")
+        assert "max catch-up now → plan" in page.locator("table.plans thead").inner_text()
+        timed_row = page.locator("table.plans tbody tr", has_text="manual by bob")
+        cell = timed_row.locator("td.catch-up").inner_text()
+        assert cell == "2 h 30 min → 1 h 15 min (not applied)"
+        untimed_row = page.locator("table.plans tbody tr", has_text="manual by alice")
+        assert untimed_row.locator("td.catch-up").inner_text() == "-"
+        timed_group = json.loads((REPO / "examples" / "unequal-consumers.json").read_text())["group"]
+        page.goto(f"{base}/lagassign/history?group={timed_group}")
+        head = page.locator("table.history thead").inner_text()
+        assert "max catch-up now → plan" in head
+        cells = page.locator("table.history tbody td.catch-up").all_inner_texts()
+        assert cells == ["2 h 30 min → 1 h 15 min"]
+        # times in the timezone Airflow's UI keeps (its 'timezone' setting), UTC on hover
+        page.evaluate("localStorage.setItem('timezone', JSON.stringify('America/New_York'))")
+        page.goto(f"{base}/lagassign/plans/{server['timed_id']}")
+        created = page.locator("dl.meta time").first
+        assert created.get_attribute("datetime") == "2026-01-01T00:00:00+00:00"
+        assert created.inner_text() == "2025-12-31 19:00:00 EST", created.inner_text()
+        page.evaluate("localStorage.removeItem('timezone')")
+        assert not outside, outside
     assert ARTIFACT.stat().st_size > 10_000
     print(f"screenshot kept at {ARTIFACT}")
