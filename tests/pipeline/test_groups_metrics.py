@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
+from healthcases import ok_and_dead
+from lagassign.core.health import group_health
 from lagassign.pipeline.metrics import exposition
 from lagassign.pipeline.overview import Overview, group_row
 from prometheus_client.parser import text_string_to_metric_families
@@ -16,20 +17,7 @@ NOW = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
 
 def _rows() -> list[dict]:
-    ok = GroupInput(
-        "orders",
-        partitions=(PartitionInput("t", 0, (Point(0, 1000, 990, 10), Point(60, 1600, 1590, 10)), "m1"),),
-        members=("m1",),
-        group_type="consumer",
-    )
-    dead = GroupInput(
-        "billing",
-        kind="assign",
-        partitions=(PartitionInput("u", 0, (Point(0, 100, 100, 0), Point(60, 700, 100, 600)), None),),
-        plan_version=4,
-        plan={"w0": [("u", 0)]},
-        instances=(InstanceInput("w0", False, 4, True, why="silent for 40 s"),),
-    )
+    ok, dead = ok_and_dead()
     last = {
         "plan_id": 9,
         "created_at": "2026-05-01T05:00:00Z",

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lagassign.core.health import GroupInput, InstanceInput, PartitionInput, Point, group_health
+from healthcases import ok_and_dead
+from lagassign.core.health import group_health
 from lagassign.core.outcome import Outcome
 from lagassign.pipeline.health import status_figures
 from lagassign.pipeline.overview import Overview, group_row
@@ -23,21 +24,7 @@ NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def _rows() -> list[dict[str, Any]]:
-    ok = GroupInput(
-        "orders",
-        partitions=(PartitionInput("t", 0, (Point(0, 1000, 990, 10), Point(60, 1600, 1590, 10)), "m1"),),
-        members=("m1",),
-        group_type="consumer",
-        state="Stable",
-    )
-    dead = GroupInput(
-        "billing<script>",
-        kind="assign",
-        partitions=(PartitionInput("u", 0, (Point(0, 100, 100, 0), Point(60, 700, 100, 600)), None),),
-        plan_version=4,
-        plan={"w0": [("u", 0)]},
-        instances=(InstanceInput("w0", False, 4, True, why="silent for 40 s"),),
-    )
+    ok, dead = ok_and_dead("billing<script>", ok_state="Stable")
     shown_dead = {
         "members": [],
         "instances": [
