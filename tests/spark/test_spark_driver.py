@@ -51,6 +51,23 @@ def test_output_check_reads_what_the_summary_says(snapshot_dir, tmp_path):
         assert s.get("current") == (current[0] if current else None)
 
 
+def _by_tasks_and_in_process(folder: Path, tmp_path: Path, tasks: int) -> tuple[list[dict], list[dict]]:
+    """The snapshot's evaluation rows as ``tasks`` Spark tasks write them (run here, without
+    Spark) and as one in-process run writes them, each sorted by group and position."""
+    plan = plan_tasks(folder, 2, tasks=tasks)
+    out = tmp_path / "spark"
+    (out / EVALUATIONS).mkdir(parents=True)
+    for task in plan.tasks:
+        run_task(task, plan.files, out, STRATEGIES, {})
+    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
+
+    def rows(path: Path) -> list[dict]:
+        got = pq.read_table(path / EVALUATIONS).to_pylist()
+        return sorted(got, key=lambda r: (r["group"], r["position"] if r["position"] is not None else -1))
+
+    return rows(out), rows(tmp_path / "local")
+
+
 def _rewrite(folder: Path, name: str, order: str, row_group: int) -> None:
     """Rewrite a snapshot table: rows in another order, small row groups, a row without group."""
     table = pq.read_table(folder / name)
@@ -84,18 +101,8 @@ def test_tasks_read_their_groups_rows_whatever_the_files_layout(tmp_path, order,
         assert sum(layout.rows(g) for g in layout.ranges) == total
     assert sum(len(r) for r in layout.ranges.values()) > 24 if order == "split" else True
 
-    plan = plan_tasks(folder, 2, tasks=4)
-    out = tmp_path / "spark"
-    (out / EVALUATIONS).mkdir(parents=True)
-    for task in plan.tasks:
-        run_task(task, plan.files, out, STRATEGIES, {})
-    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
-
-    def rows(path: Path) -> list[dict]:
-        got = pq.read_table(path / EVALUATIONS).to_pylist()
-        return sorted(got, key=lambda r: (r["group"], r["position"] if r["position"] is not None else -1))
-
-    assert rows(out) == rows(tmp_path / "local")
+    by_tasks, in_process = _by_tasks_and_in_process(folder, tmp_path, 4)
+    assert by_tasks == in_process
 
 
 def test_tasks_read_older_snapshots_without_the_optional_columns(tmp_path):
@@ -114,12 +121,5 @@ def test_tasks_read_older_snapshots_without_the_optional_columns(tmp_path):
     ):
         table = pq.read_table(folder / name)
         pq.write_table(table.drop_columns([c for c in optional if c in table.column_names]), folder / name)
-    plan = plan_tasks(folder, 2, tasks=3)
-    out = tmp_path / "spark"
-    (out / EVALUATIONS).mkdir(parents=True)
-    for task in plan.tasks:
-        run_task(task, plan.files, out, STRATEGIES, {})
-    run_local(EvaluationParams(str(folder), str(tmp_path / "local"), tuple(STRATEGIES)))
-    key = lambda r: (r["group"], r["position"] if r["position"] is not None else -1)  # noqa: E731
-    got = sorted(pq.read_table(out / EVALUATIONS).to_pylist(), key=key)
-    assert got == sorted(pq.read_table(tmp_path / "local" / EVALUATIONS).to_pylist(), key=key)
+    by_tasks, in_process = _by_tasks_and_in_process(folder, tmp_path, 3)
+    assert by_tasks == in_process
