@@ -22,8 +22,7 @@ from __future__ import annotations
 from ..model import GroupSnapshot
 from .chains import candidates, cost, path, shortest
 from .handovers import INF, RACK_WEIGHT, Choices, Matrix, edges, variants
-from .holdings import Holdings, Scope, Steps
-from .loadbook import LoadBook
+from .holdings import Holdings, Layout, Scope, Steps
 
 #: above this many members, or (partition, eligible member) pairs, the search runs in blocks
 #: of members (each round costs members cubed plus the pairs, and saves at least one move)
@@ -44,25 +43,20 @@ _BREACHES_LOOKED_AT = 4
 Breach = tuple[str, str, str]
 
 
-def fewer_moves(group: GroupSnapshot, book: LoadBook, racks: bool = False) -> int:
-    """Improve ``book`` (balanced) in place; return the cost saved (moves, or with ``racks``
-    rack locality first, see ``handovers``). Groups above ``MAX_MEMBERS`` members or
-    ``MAX_PAIRS`` (partition, eligible member) pairs are searched in blocks of members
-    (``_search_in_blocks``): each chain found is a true improvement of the whole group."""
+def fewer_moves(group: GroupSnapshot, layout: Layout, racks: bool = False) -> Layout:
+    """``layout`` (balanced) improved: fewer moves, or with ``racks`` rack locality first (see
+    ``handovers``); each member's partitions in the search's recency order. Groups above
+    ``MAX_MEMBERS`` members or ``MAX_PAIRS`` (partition, eligible member) pairs are searched in
+    blocks of members (``_search_in_blocks``): each chain found is a true improvement of the
+    whole group."""
     ids = group.member_ids
-    n = len(ids)
-    if n < 2:
-        return 0
+    state = Holdings(group, {mid: list(layout.get(mid, ())) for mid in ids}, racks)
     pairs = sum(len(group.subscribers[t]) * len(tps) for t, tps in group.topic_partitions.items())
-    state = Holdings(group, {mid: list(tps) for mid, tps in book.held.items()}, racks)
-    if n <= MAX_MEMBERS and pairs <= MAX_PAIRS:
-        saved = _search(state, Scope(group, ids), n <= _TWO_STEP_MEMBERS)
+    if len(ids) <= MAX_MEMBERS and pairs <= MAX_PAIRS:
+        _search(state, Scope(group, ids), len(ids) <= _TWO_STEP_MEMBERS)
     else:
-        saved = _search_in_blocks(state, pairs)
-    for tp, mid in state.owner.items():
-        if book.owner[tp] != mid:
-            book.move(tp, mid)
-    return saved
+        _search_in_blocks(state, pairs)
+    return {mid: list(tps) for mid, tps in state.held.items()}
 
 
 def _search(state: Holdings, scope: Scope, two_steps: bool) -> int:

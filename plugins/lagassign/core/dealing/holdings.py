@@ -25,6 +25,8 @@ from collections import Counter
 
 from ..model import GroupSnapshot, TopicPartition
 
+#: partitions per member id
+Layout = dict[str, list[TopicPartition]]
 #: a chain's hand-overs, each a partition and the member taking it
 Steps = list[tuple[TopicPartition, str]]
 #: a chain's hand-overs with their givers: (partition, from, to)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..model import GroupSnapshot, TopicPartition
+from ..dealing.holdings import Layout
+from ..model import GroupSnapshot
 
-Layout = dict[str, list[TopicPartition]]
 #: an eager builder: the group and what each member owns in, the target assignment out
 Builder = Callable[[GroupSnapshot, Layout], Layout]
 

@@ -16,10 +16,8 @@ so the answer starts from Kafka's (1 move, 13 or more rack-local).
 from __future__ import annotations
 
 from ..dealing.fewer_moves import fewer_moves
-from ..dealing.loadbook import LoadBook
-from ..model import GroupSnapshot, TopicPartition
-
-Layout = dict[str, list[TopicPartition]]
+from ..dealing.holdings import Layout
+from ..model import GroupSnapshot
 
 
 def moves_and_local(group: GroupSnapshot, layout: Layout) -> tuple[int, int]:
@@ -43,9 +41,7 @@ def dominating(group: GroupSnapshot, ours: Layout, kafka: Layout) -> Layout:
     if fits(ours):
         return ours
     for racks in (True, False):
-        book = LoadBook(group, layout=kafka)
-        fewer_moves(group, book, racks)
-        improved = book.assignment()
+        improved = fewer_moves(group, kafka, racks)
         if fits(improved):
             return improved
     return kafka

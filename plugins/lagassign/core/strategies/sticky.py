@@ -46,9 +46,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..dealing.fewer_moves import fewer_moves
+from ..dealing.holdings import Layout
 from ..dealing.loadbook import LoadBook, balance_counts
 from ..kafka_replay.constrained import kafka_constrained_cooperative
-from ..kafka_replay.cooperative import Layout
 from ..kafka_replay.dominance import dominating
 from ..kafka_replay.general import kafka_general, kafka_general_cooperative
 from ..kafka_replay.racks import kafka_rack_seed, sticky_uses_racks
@@ -109,9 +109,7 @@ def _sticky_ours(group: GroupSnapshot) -> Layout:
             layout = _passes(group, racks=True)
         if not (racks or (group.owner and not group.identical_subscriptions)):
             return layout
-        book = LoadBook(group, layout=layout)  # pass 4 starts from there
-        fewer_moves(group, book, racks)
-        return book.assignment()
+        return fewer_moves(group, layout, racks)  # pass 4
 
     return shared_layout(_OURS, group, plan)
 
