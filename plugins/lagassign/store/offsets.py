@@ -46,31 +46,20 @@ class OffsetHistory(StoreBase):
     ) -> int:
         """Record one snapshot's end offsets (a retry of the same plan's snapshot replaces the
         rows it left), then prune the cluster's history; returns how many were recorded."""
-        if keep < 1:
-            raise StoreError("the offset history keeps at least one observation per partition")
-        at = checked_utc(observed_at)
-        h = offset_history_t
-        name = cluster or ""
         rows = [
-            {
-                "cluster": name,
-                "topic": str(tp[0]),
-                "partition": int(tp[1]),
-                "observed_at": at,
-                "end_offset": int(end),
-                "plan_id": plan_id,
-            }
+            {"topic": str(tp[0]), "partition": int(tp[1]), "end_offset": int(end)}
             for tp, end in sorted(ends.items())
             if end is not None
         ]
         by = ("topic", "partition")
-        return self._write_observation(h, by, name, at, plan_id, rows, keep, max_age, stale)
+        at = checked_utc(observed_at)
+        return self._write_observation(offset_history_t, by, cluster, at, plan_id, rows, keep, max_age, stale)
 
     def _write_observation(
         self,
         h: sa.Table,
         by: tuple[str, ...],
-        cluster: str,
+        cluster: str | None,
         at: datetime,
         plan_id: int | None,
         rows: list[dict[str, Any]],
@@ -78,9 +67,14 @@ class OffsetHistory(StoreBase):
         max_age: timedelta,
         stale: timedelta,
     ) -> int:
-        """Write one observation's ``rows`` into ``h`` (replacing the rows a retry of the same
-        plan, or an observation at the same time, left), then prune the cluster's history, kept
-        per ``by``; returns how many rows were written."""
+        """Write one observation's ``rows`` into ``h``, each with the observation's cluster ('' when
+        unknown), time and plan (replacing the rows a retry of the same plan, or an observation at
+        the same time, left), then prune the cluster's history, kept per ``by``; returns how many
+        rows were written."""
+        if keep < 1:
+            raise StoreError("the offset history keeps at least one observation per partition")
+        cluster = cluster or ""
+        rows = [{**r, "cluster": cluster, "observed_at": at, "plan_id": plan_id} for r in rows]
         with self._engine.begin() as conn:
             if plan_id is not None:
                 conn.execute(sa.delete(h).where(h.c.cluster == cluster, h.c.plan_id == plan_id))
@@ -150,27 +144,21 @@ class OffsetHistory(StoreBase):
     ) -> int:
         """Record one snapshot's committed offsets, lags and owners per group partition (a
         retried snapshot of the same plan replaces its rows), then prune; returns how many."""
-        if keep < 1:
-            raise StoreError("the offset history keeps at least one observation per partition")
-        at = checked_utc(observed_at)
-        h = group_offset_history_t
-        name = cluster or ""
         rows = [
             {
-                "cluster": name,
                 "group_name": str(group),
                 "topic": str(topic),
                 "partition": int(part),
-                "observed_at": at,
                 "committed": committed,
                 "lag": lag,
                 "member": member,
-                "plan_id": plan_id,
             }
             for group, topic, part, committed, lag, member in positions
         ]
         by = ("group_name", "topic", "partition")
-        return self._write_observation(h, by, name, at, plan_id, rows, keep, max_age, stale)
+        at = checked_utc(observed_at)
+        h = group_offset_history_t
+        return self._write_observation(h, by, cluster, at, plan_id, rows, keep, max_age, stale)
 
     def previous_positions(
         self, cluster: str | None, groups: Iterable[str], before: datetime
