@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .catchup import duration_text
@@ -39,7 +40,7 @@ def evaluation_table(evaluation: dict[str, Any]) -> str:
     columns = _COLUMNS if not timed else (*_COLUMNS[:4], "catch-up", *_COLUMNS[4:])
     kafka = kafka_choice(evaluation.get("group_type"), evaluation.get("assignor"))
     rows = [_row(r, bound, timed, evaluation["best"], kafka) for r in evaluation["results"]]
-    return "\n".join([head, "", *_aligned(columns, rows)])
+    return "\n".join([head, "", *_aligned([columns, *rows], {0, len(columns) - 1})])
 
 
 _COLUMNS = (
@@ -92,20 +93,19 @@ def _row(
     )
 
 
-def _aligned(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    """The header and rows as lines: names left, figures right, notes last; a refused row
-    says why after its name."""
-    full = [row for row in rows if len(row) == len(columns)]
-    widths = [max(len(c), *(len(row[i]) for row in full)) if full else len(c) for i, c in enumerate(columns)]
+def _aligned(rows: Sequence[tuple[str, ...]], left: set[int]) -> list[str]:
+    """The rows (the header first) as lines of cells two spaces apart, the columns in ``left``
+    flush left and the others flush right; a row of two cells (a refused strategy) says why
+    after its name."""
+    widths = [max(len(row[i]) for row in rows if len(row) == len(rows[0])) for i in range(len(rows[0]))]
 
     def line(row: tuple[str, ...]) -> str:
-        if len(row) != len(columns):
+        if len(row) != len(widths):
             return f"{row[0]:<{widths[0]}}  {row[1]}"
-        figures = zip(row[1:-1], widths[1:-1], strict=True)
-        cells = [f"{row[0]:<{widths[0]}}", *(f"{v:>{w}}" for v, w in figures)]
-        return "  ".join(cells) + ("  " + row[-1] if row[-1] else "")
+        cells = zip(row, widths, strict=True)
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(cells))
 
-    return [line((*columns[:-1], "")).rstrip(), *(line(r).rstrip() for r in rows)]
+    return [line(row).rstrip() for row in rows]
 
 
 def plan_table(plan_id: int, decisions: list[Any], outcomes: list[dict[str, Any]]) -> str:
@@ -140,15 +140,8 @@ def plan_table(plan_id: int, decisions: list[Any], outcomes: list[dict[str, Any]
                 pub,
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"plan {plan_id}: {sum(d.go for d in decisions)} of {len(decisions)} groups passed the gate", ""]
-    for r in rows:
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i in (0, 3, 4, 8) else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            ).rstrip()
-        )
+    lines += _aligned(rows, {0, 3, 4, 8})
     lines.append("")
     lines += [f"{d.group}: {d.reason}" for d in decisions]
     return "\n".join(lines)
