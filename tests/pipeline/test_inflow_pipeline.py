@@ -49,6 +49,12 @@ def _snapshot(at: str, ends: tuple[int, int], committed: tuple[int, int], capaci
     )
 
 
+def _added(store: AuditStore, plan_id: int, snap: Snapshot) -> tuple[dict[str, Any], list[str]]:
+    """``add_inflow``'s summary, and the lines it logged."""
+    lines: list[str] = []
+    return add_inflow(store, plan_id, snap, lines.append), lines
+
+
 @pytest.fixture
 def store(tmp_path: Path):
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as s:
@@ -58,13 +64,8 @@ def store(tmp_path: Path):
 def test_without_history_nothing_changes(store: AuditStore, tmp_path: Path) -> None:
     snap = _snapshot("2026-05-01T06:00:00Z", (1_000, 50), (1_000, 50))
     before = copy.deepcopy(snap.cases())
-    lines: list[str] = []
-    assert add_inflow(store, 1, snap, lines.append) == {
-        "partitions": 2,
-        "rates": 0,
-        "lag_s": 0,
-        "capacities": 0,
-    }
+    summary, lines = _added(store, 1, snap)
+    assert summary == {"partitions": 2, "rates": 0, "lag_s": 0, "capacities": 0}
     assert snap.cases() == before  # no rate: the case is exactly today's
     assert "no offset history yet" in lines[0]
     assert store.offset_history("k1", [("t", 0)]) == {("t", 0): [(snap_time("06:00:00"), 1_000)]}
@@ -82,13 +83,8 @@ def test_the_next_snapshot_gets_rates_and_lag_in_seconds(store: AuditStore, tmp_
     # end was 30 s ago;
     # t-1 took none
     snap = _snapshot("2026-05-01T06:01:00Z", (7_000, 50), (4_000, 50))
-    lines: list[str] = []
-    assert add_inflow(store, 2, snap, lines.append) == {
-        "partitions": 2,
-        "rates": 2,
-        "lag_s": 2,
-        "capacities": 0,
-    }
+    summary, lines = _added(store, 2, snap)
+    assert summary == {"partitions": 2, "rates": 2, "lag_s": 2, "capacities": 0}
     assert "previous snapshot 60 s earlier" in lines[0]
     rows = {r["partition"]: r for r in snap.partitions}
     assert (rows[0]["rate"], rows[0]["lag_s"]) == (100.0, 30.0)
@@ -120,8 +116,8 @@ def test_members_without_capacity_get_their_commit_rate_while_behind(store: Audi
     add_inflow(store, 1, _snapshot("2026-05-01T06:00:00Z", (9_000, 500), (1_000, 100), capacity=False))
     # a minute later a (t-0 and t-1, both still behind) committed 3,000 + 300 more: 55 msg/s
     snap = _snapshot("2026-05-01T06:01:00Z", (12_000, 900), (4_000, 400), capacity=False)
-    lines: list[str] = []
-    assert add_inflow(store, 2, snap, lines.append)["capacities"] == 1
+    summary, lines = _added(store, 2, snap)
+    assert summary["capacities"] == 1
     assert {m["member_id"]: m.get("capacity") for m in snap.members} == {"a": 55.0, "b": None}
     assert "capacity: 1 members that state none, from their commit rate while behind" in lines
     # a member that caught up on a partition gets no figure: it may have idled
