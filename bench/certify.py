@@ -61,11 +61,6 @@ def suite(groups: int, seed: int, mixed: bool):
         yield f"{members}x{lo}-{hi}", make_case(rng, members, partitions, shape, mixed, f"g{i}-{shape}")
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--groups", type=int, default=150)
