@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping, Sequence
-from functools import wraps
-from typing import Any, Generic, TypeVar, overload
+from functools import cached_property, wraps
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,31 +29,6 @@ __all__ = [
 ]
 
 _INT64_MAX = 2**63 - 1
-_T = TypeVar("_T")
-
-
-class _cached(Generic[_T]):
-    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first
-    access; a group's views are made by one thread): computed on first access, then read
-    from the instance's ``__dict__``."""
-
-    def __init__(self, func: Callable[[Any], _T]) -> None:
-        self.func = func
-        self.name = func.__name__
-        self.__doc__ = func.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, obj: None, cls: type | None = None) -> _cached[_T]: ...
-    @overload
-    def __get__(self, obj: object, cls: type | None = None) -> _T: ...
-    def __get__(self, obj: object | None, cls: type | None = None) -> _cached[_T] | _T:
-        if obj is None:
-            return self
-        value = obj.__dict__[self.name] = self.func(obj)
-        return value
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -126,44 +101,44 @@ class GroupSnapshot:
 
     # ---- partitions ------------------------------------------------------------------------
 
-    @_cached
+    @cached_property
     def partitions(self) -> Mapping[TopicPartition, PartitionState]:
         """Every known partition's state, by TopicPartition (made from the columns on first use)."""
         return self.columns.states(self.tps)
 
-    @_cached
+    @cached_property
     def columns(self) -> PartitionColumns:
         """The partitions as columns, by topic then number (made from ``partitions`` if needed)."""
         return PartitionColumns.of_states(self.partitions)
 
-    @_cached
+    @cached_property
     def lags(self) -> list[int]:
         """Lag per partition index."""
         return self.columns.lags
 
-    @_cached
+    @cached_property
     def tps(self) -> list[TopicPartition]:
         """The TopicPartition of each index."""
         if "partitions" in self.__dict__ and "columns" not in self.__dict__:
             return sorted(self.partitions)
         return self.columns.topic_partitions()
 
-    @_cached
+    @cached_property
     def index_of(self) -> dict[TopicPartition, int]:
         """TopicPartition -> its index."""
         return {tp: i for i, tp in enumerate(self.tps)}
 
-    @_cached
+    @cached_property
     def lag(self) -> dict[TopicPartition, int]:
         """Lag of every known partition."""
         return dict(zip(self.tps, self.lags, strict=True))
 
-    @_cached
+    @cached_property
     def topic_span(self) -> dict[str, range]:
         """Topic -> the range of its partitions' indices (topics with known partitions)."""
         return self.columns.spans
 
-    @_cached
+    @cached_property
     def rack_aware(self) -> bool:
         """Whether racks are known on both sides: some member has a rack that some replica has."""
         member_racks = {m.rack for m in self.members if m.rack}
@@ -172,16 +147,16 @@ class GroupSnapshot:
 
     # ---- members and subscriptions ------------------------------------------------------------
 
-    @_cached
+    @cached_property
     def member_ids(self) -> list[str]:
         return [m.id for m in self.members]
 
-    @_cached
+    @cached_property
     def member_index(self) -> dict[str, int]:
         """Member id -> its index in ``members``."""
         return {mid: i for i, mid in enumerate(self.member_ids)}
 
-    @_cached
+    @cached_property
     def kafka_order(self) -> tuple[Member, ...]:
         """Members in the order Kafka's assignors sort them (``MemberInfo.compareTo``): static
         members (KIP-345) first, by ``group.instance.id``, then dynamic ones by member id."""
@@ -189,7 +164,7 @@ class GroupSnapshot:
             return self.members  # sorted by id already
         return tuple(sorted(self.members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.id)))
 
-    @_cached
+    @cached_property
     def kafka_subscribers(self) -> dict[str, list[str]]:
         """Topic -> ids of its subscribers in Kafka's member order (``kafka_order``); topics
         with the same subscribers share one list (read-only)."""
@@ -197,13 +172,13 @@ class GroupSnapshot:
             return self.subscribers
         return self._by_topic(self.kafka_order)
 
-    @_cached
+    @cached_property
     def subscribers(self) -> dict[str, list[str]]:
         """Topic -> ids of the members subscribed to it, sorted; topics with the same
         subscribers share one list (read-only)."""
         return self._by_topic(self.members)
 
-    @_cached
+    @cached_property
     def subscriptions(self) -> dict[frozenset[str], list[str]]:
         """Each distinct subscription -> ids of the members that have it, sorted.
 
@@ -215,7 +190,7 @@ class GroupSnapshot:
             classes.setdefault(m.topics, []).append(m.id)
         return classes
 
-    @_cached
+    @cached_property
     def class_members(self) -> list[list[int]]:
         """Per subscription (in ``subscriptions`` order), the indices of its members, ascending."""
         index = self.member_index
@@ -245,18 +220,18 @@ class GroupSnapshot:
             subs[t] = ids
         return subs
 
-    @_cached
+    @cached_property
     def topics_of(self) -> dict[str, frozenset[str]]:
         """Member id -> the topics it subscribes to."""
         return {m.id: m.topics for m in self.members}
 
-    @_cached
+    @cached_property
     def identical_subscriptions(self) -> bool:
         return len(self.subscriptions) <= 1
 
     # ---- assignable partitions ------------------------------------------------------------
 
-    @_cached
+    @cached_property
     def topic_partitions(self) -> dict[str, list[TopicPartition]]:
         """Subscribed topic -> its partitions, sorted by partition number."""
         tps, spans = self.tps, self.topic_span
@@ -267,7 +242,7 @@ class GroupSnapshot:
             out[t] = tps[span.start : span.stop]
         return out
 
-    @_cached
+    @cached_property
     def assignable_index(self) -> list[int]:
         """Indices of every partition of a subscribed topic, ascending (``assignable``'s order)."""
         spans = self.topic_span
@@ -275,7 +250,7 @@ class GroupSnapshot:
             return list(range(len(self.columns)))
         return [i for t, span in spans.items() if t in self.subscribers for i in span]
 
-    @_cached
+    @cached_property
     def assignable(self) -> list[TopicPartition]:
         """Every partition of a subscribed topic, sorted by topic then partition."""
         index = self.assignable_index
@@ -283,24 +258,24 @@ class GroupSnapshot:
             return list(self.tps)
         return list(map(self.tps.__getitem__, index))
 
-    @_cached
+    @cached_property
     def assignable_set(self) -> frozenset[TopicPartition]:
         return frozenset(self.assignable)
 
     # ---- current owners --------------------------------------------------------------------
 
-    @_cached
+    @cached_property
     def owner(self) -> dict[TopicPartition, str]:
         """Current owner of each owned partition."""
         return {tp: m.id for m in self.members for tp in m.owned}
 
-    @_cached
+    @cached_property
     def owned_index(self) -> list[list[int | None]]:
         """Per member index, the indices of the partitions it owns now, ascending (None for
         a partition the group does not list)."""
         return [self.columns.positions(m.owned) for m in self.members]
 
-    @_cached
+    @cached_property
     def owner_index(self) -> list[int]:
         """Per partition index, the index of the member that owns it now, or -1."""
         owners = [-1] * len(self.columns)
@@ -310,14 +285,14 @@ class GroupSnapshot:
                     owners[at] = k
         return owners
 
-    @_cached
+    @cached_property
     def owned_count(self) -> int:
         """How many partitions are owned now."""
         return sum(len(m.owned) for m in self.members)
 
     # ---- numpy views -----------------------------------------------------------------------
 
-    @_cached
+    @cached_property
     def lag_array(self) -> np.ndarray:
         """Lags per partition index as int64 (object dtype if one does not fit in int64)."""
         lags = self.lags
@@ -325,7 +300,7 @@ class GroupSnapshot:
             return np.array(lags, dtype=object)
         return np.array(lags, dtype=np.int64)
 
-    @_cached
+    @cached_property
     def topic_array(self) -> np.ndarray:
         """Per partition index, the index of its topic in ``columns.topic_names`` (int32)."""
         out = np.empty(len(self.columns), dtype=np.int32)
