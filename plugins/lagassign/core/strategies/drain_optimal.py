@@ -16,7 +16,9 @@ Otherwise, with capacities c_m (messages per second) and inflows r_p:
 2. Seeds, under each count rule: a greedy pass (heaviest partition first, to the eligible
    member with room whose catch-up time stays smallest), lag-optimal's plan brought within
    the counts, and, when members own partitions, a sticky one (owned partitions stay, up to
-   each member's count); each then fills members below their fewest.
+   each member's count); each then fills members below their fewest. With mixed
+   subscriptions (free counts) the greedy pass is dealt twice more, within the most either
+   rule of identical subscriptions allows (each a start from which the search may end sooner).
 3. Local search from each seed: ``search.engine.Search`` with ``TimeObjective`` (the slowest
    member exchanges with whichever member lets both finish soonest, every candidate weighed
    at once; where stuck it re-splits or trades a few partitions for a few; partitions go back
@@ -56,7 +58,13 @@ from collections.abc import Iterable
 
 from ..catchup import capacity, inflow, lower_bound_catch_up, timed
 from ..errors import StrategyOptionError, StrategyRefusedError
-from ..exact.drain_bounds import Counts, count_rules, counts_lower_bound
+from ..exact.drain_bounds import (
+    Counts,
+    balanced_counts,
+    count_rules,
+    counts_lower_bound,
+    proportional_counts,
+)
 from ..exact.drain_branch import MAX_PARTITIONS, exact_drain
 from ..exact.drain_milp import TOLERANCE as MILP_TOLERANCE
 from ..exact.drain_milp import bisect_drain
@@ -120,6 +128,12 @@ class DrainOptimalStrategy(Strategy):
 
     def _seeds(self, group: GroupSnapshot, counts: Counts | None) -> Iterable[Layout]:
         yield _greedy(group, counts, {}, group.assignable)
+        if counts is None:
+            # mixed subscriptions: counts are free, but a search from a plan dealt within the
+            # room either rule of identical subscriptions gives often ends sooner
+            for rule in (proportional_counts(group), balanced_counts(group)):
+                room = {mid: (0, most) for mid, (_, most) in rule.items()}
+                yield _greedy(group, room, {}, group.assignable)
         # lag-optimal's plan, brought within these counts: the search starts no worse than it
         # where it keeps them.
         try:
