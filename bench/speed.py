@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import random
 import resource
 import subprocess
 import sys
@@ -38,7 +37,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "support"))  # kafka_python_assignors: the scaffolding the tests use
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # the groups and Kafka's Python assignors the tests use
+
+from benchcases import Lags, Members, Sizes, as_case, jmh_group  # noqa: E402
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "kip615": {"members": 2_100, "topics": 1, "per_topic": 2_100, "buckets": 1, "join": False},
@@ -59,31 +60,10 @@ MEMORY_CAP = 8 << 30  # bytes of address space per measuring process
 # ---- the groups ----------------------------------------------------------------------------
 
 
-def build(name: str) -> tuple[dict[str, int], list[tuple[str, list[str]]], dict[tuple[str, int], int]]:
+def build(name: str) -> tuple[Sizes, Members, Lags]:
     """(topic -> partition count, [(member id, topics)], lag per partition) of a scenario."""
     spec = SCENARIOS[name]
-    topics = [f"topic{i}" for i in range(spec["topics"])]
-    sizes = dict.fromkeys(topics, spec["per_topic"])
-    rnd = random.Random(615)
-    lags = {(t, p): rnd.choice((0, rnd.randint(0, 10**6))) for t in topics for p in range(sizes[t])}
-    # Kafka's JMH buckets: member and topic ranges split evenly, bucket b's members take bucket b's topics.
-    buckets, n = spec["buckets"], spec["members"]
-    per_bucket_members, per_bucket_topics = -(-n // buckets), -(-len(topics) // buckets)
-    members = []
-    for i in range(n):
-        b = i // per_bucket_members
-        members.append((f"member{i}", topics[b * per_bucket_topics : (b + 1) * per_bucket_topics]))
-    return sizes, members, lags
-
-
-def as_case(sizes, members, lags, owned=None) -> dict[str, Any]:
-    owned = owned or {}
-    return {
-        "group": "bench",
-        "auto_offset_reset": "earliest",
-        "members": [{"id": mid, "topics": ts, "owned": owned.get(mid, [])} for mid, ts in members],
-        "partitions": [{"topic": t, "partition": p, "lag": lag} for (t, p), lag in lags.items()],
-    }
+    return jmh_group(spec["members"], spec["topics"], spec["per_topic"], spec["buckets"])
 
 
 def scenario_input(name: str):
