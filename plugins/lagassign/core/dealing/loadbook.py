@@ -90,16 +90,12 @@ class LoadBook:
         self.load[mid] += self.lags[tp]
         self._push(mid)
 
-    def remove(self, tp: TopicPartition) -> str:
-        mid = self.owner.pop(tp)
+    def move(self, tp: TopicPartition, to: str) -> None:
+        mid = self.owner[tp]
         del self.held[mid][tp]
         self.count[mid] -= 1
         self.load[mid] -= self.lags[tp]
         self._push(mid)
-        return mid
-
-    def move(self, tp: TopicPartition, to: str) -> None:
-        self.remove(tp)
         self.add(to, tp)
 
     def least_loaded(self, topic: str) -> str:

@@ -20,20 +20,28 @@ Spec: KIP-881 and Apache Kafka's ``AbstractStickyAssignor`` (``RackInfo``,
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ..model import GroupSnapshot, TopicPartition
 
 
+def uses_racks(member_racks: set[str], replica_racks: Collection[frozenset[str]]) -> bool:
+    """Kafka's rule for using racks at all (``useRackAwareAssignment``, range and sticky alike):
+    some member's rack holds a replica, and not every partition is on every replica rack there
+    is (else no choice gains locality)."""
+    every = frozenset().union(*replica_racks)
+    return bool(member_racks & every) and any(r != every for r in replica_racks)
+
+
 def sticky_uses_racks(group: GroupSnapshot) -> bool:
-    """Whether Kafka's sticky assignors would assign by rack: member racks meet the replicas'
-    racks and some assignable partition is not on every replica rack there is."""
+    """Whether Kafka's sticky assignors would assign by rack (``uses_racks`` over the group's
+    assignable partitions)."""
     if not group.rack_aware:
         return False
     racks = group.columns.racks
     assert racks is not None  # rack_aware says some partition has racks
-    seen = {racks[i] for i in group.assignable_index}
-    every = frozenset().union(*seen)
     member_racks = {m.rack for m in group.members if m.rack}
-    return bool(member_racks & every) and any(r != every for r in seen)
+    return uses_racks(member_racks, {racks[i] for i in group.assignable_index})
 
 
 def kafka_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:

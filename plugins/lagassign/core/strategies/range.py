@@ -30,6 +30,7 @@ from collections.abc import Callable
 from itertools import repeat
 from operator import add
 
+from ..kafka_replay.racks import uses_racks
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from .base import Strategy, build, build_indexed
 
@@ -50,10 +51,7 @@ class _TopicState:
             self.replica_racks = {tp: group.partitions[tp].racks for tp in self.partitions}
         else:
             self.replica_racks = {}
-        all_racks = frozenset().union(*self.replica_racks.values()) if self.replica_racks else frozenset()
-        self.needs_racks = bool(consumer_racks & all_racks) and any(
-            r != all_racks for r in self.replica_racks.values()
-        )
+        self.needs_racks = uses_racks(consumer_racks, self.replica_racks.values())
         #: members and their racks: topics alike in this and partition count are co-partitioned
         self.key = (tuple((c, racks.get(c)) for c in self.consumers), len(self.replica_racks))
 

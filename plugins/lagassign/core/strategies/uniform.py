@@ -74,18 +74,13 @@ def homogeneous(group: GroupSnapshot) -> list[list[int]]:
     index = group.member_index
     for m in group.kafka_order:
         k = index[m.id]
-        offered = extra > 0
-        quota = quota_min + 1 if offered else quota_min
-        mine = kept[k]
-        layout[k] = mine[:quota]
-        free.extend(mine[quota:])
-        left = quota - len(layout[k])
-        if offered and left > 0:
-            left -= 1  # did not fill the extra with its own partitions: leave it to others
-            offered = False
-        if offered:
-            extra -= 1  # kept min + 1 of its own
-        if left > 0 or (extra > 0 and not offered):
+        quota = quota_min + 1 if extra > 0 else quota_min
+        layout[k] = kept[k][:quota]
+        free.extend(kept[k][quota:])
+        took = len(layout[k]) > quota_min  # an extra, with its own partitions
+        extra -= took
+        left = max(0, quota_min - len(layout[k]))  # an extra it did not fill is left to others
+        if left > 0 or (extra > 0 and not took):
             short.append(k)
             room[k] = left
     for k in reversed(short):  # extras nobody claimed go to the last members short
