@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 import brokerctl  # noqa: E402
-from faultkit import Outcome  # noqa: E402
+from faultkit import Outcome, plans_of  # noqa: E402
 from kafkakit import config_flags, declared_plan_flags, run_cli, wait_until  # noqa: E402
 from proctrack import end_group  # noqa: E402
 
@@ -211,6 +211,11 @@ def tally(setup: Setup, load: Load) -> dict[str, Any]:
     }
 
 
+def counts(t: dict[str, Any]) -> dict[str, int]:
+    """A tally's message counts, as an Outcome's fields."""
+    return {"produced": t["produced"], "processed": t["processed"], "lost": t["lost"]}
+
+
 # -- 1. commits ---------------------------------------------------------------------------------
 
 
@@ -285,9 +290,7 @@ def replay_after_kill9(
         f"kill -9 a consumer after {len(before):,} messages, restart it",
         f"{t['twice']:,} processed again (commit interval {interval_ms / 1000:g}s: "
         f"{last_interval:,} processed in the interval before the kill)",
-        produced=t["produced"],
-        processed=t["processed"],
-        lost=t["lost"],
+        **counts(t),
         seconds=time.monotonic() - started,
         details={"twice": t["twice"], "last_interval": last_interval, "before": len(before), **t},
     )
@@ -323,9 +326,7 @@ def switches_under_load(
     return Outcome(
         f"{switches} plan switches under load, {partitions} partitions, 3 live consumers",
         f"{t['twice']:,} processed twice ({by_two:,} by two instances), {t['lost']:,} lost",
-        produced=t["produced"],
-        processed=t["processed"],
-        lost=t["lost"],
+        **counts(t),
         published=switches,
         seconds=time.monotonic() - started,
         details={**t, "by_two": by_two},
@@ -362,8 +363,6 @@ def failover_after_kill9(
 ) -> Outcome:
     """Three README consumers and ``lagassign watch``; ``kill -9`` one: seconds until a plan
     without it is on the topic, and whether its partitions are consumed again."""
-    from lagassign.store import AuditStore
-
     s = Setup(broker, tmp, 6)
     ids = ["w0", "w1", "w2"]
     s.publish(s.spread(ids))
@@ -387,14 +386,11 @@ def failover_after_kill9(
         stop_all([watch])  # first: workers closing would look like a membership change
         stop_all(list(procs.values()))
     t = tally(s, load)
-    with AuditStore(db) as store:
-        audit = [store.get_plan(p["id"]) for p in store.list_plans()]
+    audit = plans_of(db)
     return Outcome(
         f"kill -9 one of 3 consumers, lagassign watch (session timeout {session_timeout:g}s)",
         f"plan v{plan.version} without w1 after {seconds:.1f}s; its partitions consumed again",
-        produced=t["produced"],
-        processed=t["processed"],
-        lost=t["lost"],
+        **counts(t),
         published=plan.version - 1,
         audit_records=len(audit),
         seconds=seconds,
@@ -433,9 +429,7 @@ def newcomer_gets_a_share(broker: brokerctl.Broker, tmp: Path, session_timeout: 
         "a third consumer starts next to two, lagassign watch",
         f"plan v{plan.version} gives it {len(plan.members.get('w2', []))} partitions; "
         f"consuming after {seconds:.1f}s",
-        produced=t["produced"],
-        processed=t["processed"],
-        lost=t["lost"],
+        **counts(t),
         published=plan.version - 1,
         seconds=seconds,
         details={"plan": plan, **t},
@@ -599,7 +593,6 @@ def airflow_failover_after_kill9(
 
     from faultkit import free_port
     from kafkakit import airflow_env
-    from lagassign.store import AuditStore
 
     s = Setup(broker, tmp, 6)
     ids = ["w0", "w1", "w2"]
@@ -663,15 +656,12 @@ def airflow_failover_after_kill9(
         stop_all(list(procs.values()))
         end_group(airflow)  # standalone, its scheduler's LocalExecutor workers, triggerer, ...
     t = tally(s, load)
-    with AuditStore(env["LAGASSIGN_DB_URL"]) as store:
-        audit = [store.get_plan(p["id"]) for p in store.list_plans()]
+    audit = plans_of(env["LAGASSIGN_DB_URL"])
     return Outcome(
         f"kill -9 one of 3 consumers, Airflow triggerer + lagassign_failover "
         f"(session timeout {session_timeout:g}s)",
         f"plan v{plan.version} without w1 after {seconds:.1f}s, published by the DAG run",
-        produced=t["produced"],
-        processed=t["processed"],
-        lost=t["lost"],
+        **counts(t),
         published=plan.version - 1,
         audit_records=len(audit),
         seconds=seconds,
