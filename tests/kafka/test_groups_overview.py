@@ -15,7 +15,7 @@ import pytest
 from groupkit import Inflow, Subscriber
 from kafkakit import config_flags, needs, run_cli, wait_until
 from lagassign.pipeline.alerts import Alert
-from lagassign.pipeline.health import health_step
+from lagassign.pipeline.health import health_run
 from lagassign.pipeline.overview import HealthSettings, build_overview, observe
 from lagassign.store import AuditStore
 
@@ -109,7 +109,7 @@ def test_a_stopped_consumer_turns_its_group_stop_and_one_alert_is_sent(broker, k
     with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store, Inflow(kit, topic, 2):
 
         def status() -> str:
-            health_step(store, broker.config(), settings, sent.append, timeout=15)
+            health_run(store, broker.config(), settings, sent.append, timeout=15)
             return store.latest_statuses(store.health_clusters()[0]["cluster"])[group]["status"]
 
         wait_until(
@@ -139,12 +139,12 @@ def test_a_killed_instance_is_dead_and_its_failover_is_sent_once(broker, tmp_pat
     try:
         wait_until(lambda: len(s.committed()) == 4, timeout=60)
         with AuditStore(f"sqlite:///{tmp_path / 'audit.db'}") as store:
-            health_step(store, broker.config(), settings, sent.append, timeout=15)
+            health_run(store, broker.config(), settings, sent.append, timeout=15)
             procs["w1"].send_signal(signal.SIGKILL)
             killed = time.monotonic()
 
             def status() -> str:
-                health_step(store, broker.config(), settings, sent.append, timeout=15)
+                health_run(store, broker.config(), settings, sent.append, timeout=15)
                 return store.latest_statuses(_cluster(store))[s.group]["status"]
 
             wait_until(lambda: status() == "DEAD", timeout=30, every=0.5)

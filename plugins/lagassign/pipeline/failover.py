@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -54,13 +54,8 @@ class FailoverSettings:
     auto_offset_reset: str = "latest"
 
     def record(self) -> dict[str, Any]:
-        return {
-            "plan_topic": self.plan_topic,
-            "status_topic": self.status_topic,
-            "session_timeout_ms": self.session_timeout_ms,
-            "groups_file": self.groups_file,
-            "auto_offset_reset": self.auto_offset_reset,
-        }
+        """Every setting by name, as a failover plan's parameters record them."""
+        return asdict(self)
 
 
 def declared_group(settings: FailoverSettings, group: str) -> AssignGroup | None:

@@ -63,18 +63,6 @@ def status_figures(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def health_step(
-    store: GroupsStore,
-    config: Mapping[str, Any],
-    settings: HealthSettings,
-    send: Send | None = None,
-    log: Log | None = None,
-    timeout: float = 30.0,
-) -> dict[str, Any]:
-    """One run of the health job: observe, judge, record, alert. Returns a summary."""
-    return health_run(store, config, settings, send, log, timeout)[1]
-
-
 def health_run(
     store: GroupsStore,
     config: Mapping[str, Any],
@@ -83,8 +71,8 @@ def health_run(
     log: Log | None = None,
     timeout: float = 30.0,
 ) -> tuple[Overview, dict[str, Any]]:
-    """``health_step``, also returning the overview it recorded (what ``lagassign groups
-    --record`` prints)."""
+    """One run of the health job: observe, judge, record, alert. Returns the overview it
+    recorded (what ``lagassign groups --record`` prints) and a summary (the Airflow task's)."""
     say = log or (lambda _m: None)
     view = observe(config, settings, timeout)
     ov = build_overview(view, store, settings)

@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..core.errors import LagassignError
-from ..pipeline.health import health_step
+from ..pipeline.health import health_run
 from ..pipeline.overview import DEFAULT_WINDOW_S, HealthSettings
 from . import dag_ids
 from .hooks import DEFAULT_CONN_ID, LagassignKafkaHook, open_store
@@ -91,7 +91,7 @@ def run_health(
         )
     config = LagassignKafkaHook(kafka_conn_id).get_config()
     with open_store() as store:
-        return health_step(store, config, settings, sender(chosen, context), log=log)
+        return health_run(store, config, settings, sender(chosen, context), log=log)[1]
 
 
 def make_health_dag(
