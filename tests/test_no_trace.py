@@ -67,7 +67,7 @@ def test_end_group_ends_the_whole_tree_also_what_left_the_group(tmp_path: Path) 
         time.sleep(0.05)
     a, b = (int(x) for x in pids.read_text().split())
     assert os.getpgid(b) != proc.pid  # b left the group: killpg alone would miss it
-    proctrack.end_group(proc, grace=2)
+    proctrack.end_group(proc, grace=0.5)
     assert proc.returncode == -signal.SIGKILL  # ignored SIGTERM: killed after the grace
     deadline = time.monotonic() + 10
     while not (_gone(a) and _gone(b)):
