@@ -7,8 +7,9 @@ Method, in short:
 1. Seeds, each already meeting the count guarantee of ``lag-aware``: a group-wide
    longest-lag-first pass (ties broken by a hash of the member id, so no member is favoured
    for sorting first; with mixed subscriptions it is lag-aware's own build with those ties),
-   the sticky assignment (keeps owned partitions), and the answers of ``lag-aware`` and of
-   ``lag`` (the latter only when it meets the guarantee).
+   the sticky assignment (keeps owned partitions) and, with mixed subscriptions, the answer
+   of ``lag-aware``. The plan is never worse than ``lag-aware``'s, nor than ``lag``'s where
+   that meets the guarantee (the property tests check both).
 2. Local search on each seed: the heaviest member exchanges load with a lighter one, by
    handing over a partition where counts allow it or by swapping two partitions, choosing the
    exchange that brings the two closest to their mean. A step is taken only if both end
@@ -94,8 +95,6 @@ from ..search.lag_objective import LagObjective
 from ..search.rack_swaps import rack_local_swaps
 from ..shared import Shared
 from .base import CertifiedAssignment, Strategy
-from .lag import _layout as _lag_layout
-from .lag import lag_layout
 from .lag_aware import lag_aware_index, lag_aware_layout
 from .sticky import sticky_passes
 
@@ -177,21 +176,18 @@ class LagOptimalStrategy(Strategy):
         self.count_slack = count_slack or 0
         self.exact_budget = exact_budget or 0
 
-    def _seeds(
-        self, group: GroupSnapshot, tie, ties: dict[str, bytes]
-    ) -> Iterable[tuple[str, IndexLayout, bool]]:
-        """(name, layout, worth searching): the seeds that may be searched, and those compared."""
+    def _seeds(self, group: GroupSnapshot, tie, ties: dict[str, bytes]) -> Iterable[tuple[str, IndexLayout]]:
+        """(name, layout) of each seed, in the order they are searched."""
         if group.identical_subscriptions:
-            yield "longest-first", _capped_longest_first(group, ties), True
+            yield "longest-first", _capped_longest_first(group, ties)
         else:
             # lag-aware's own build, ties by the hash: no member is favoured for sorting first.
-            yield "longest-first", _lag_aware_seed(group, tie), True
+            yield "longest-first", _lag_aware_seed(group, tie)
         if group.owned_count:
-            yield "sticky", to_index(group, sticky_passes(group)), True
+            yield "sticky", to_index(group, sticky_passes(group))
         # with mixed subscriptions lag-aware's own build is a second start (step 4)
-        yield "lag-aware", _lag_aware_seed(group, None), not group.identical_subscriptions
-        if meets_count_guarantee(group, lag_layout(group)):
-            yield "lag", dict(zip(group.member_ids, map(list, _lag_layout(group)), strict=True)), False
+        if not group.identical_subscriptions:
+            yield "lag-aware", _lag_aware_seed(group, None)
 
     def assign(self, group: GroupSnapshot) -> Assignment:
         """The plan, computed once per group and options (drain-optimal asks for it again on
@@ -215,7 +211,7 @@ class LagOptimalStrategy(Strategy):
             return positions, max_lag <= floor
         results: list[Search] = []
         fewest_moves = math.inf
-        for name, layout, worth_searching in self._seeds(group, tie, ties):
+        for name, layout in self._seeds(group, tie, ties):
             leader = pick(results)
             search = _search(group, layout, ties, slack, self.max_moves)
             fewest_moves = min(fewest_moves, search.moves)
@@ -224,8 +220,6 @@ class LagOptimalStrategy(Strategy):
             results.append(search)
             if name == "lag-aware" and leader is not None and leader.max_lag <= floor:
                 continue  # the leader is optimal: nothing to start again for
-            if not worth_searching:
-                continue  # compared only: its max lag, moves and spread
             if leader is None:
                 search.run(floor)
             elif name == "sticky":
