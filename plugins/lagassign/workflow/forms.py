@@ -38,6 +38,19 @@ def rebalance_params(daily: bool = False) -> dict[str, Param]:
     }
 
 
+def _optional(kind: str, title: str, description: str) -> Param:
+    """A field that may be left empty (null: the form treats an empty string as missing), of
+    JSON-schema type ``kind``."""
+    return Param(None, type=["null", kind], title=title, description=description)
+
+
+def _dry_run() -> Param:
+    """Both forms' dry run switch."""
+    return Param(
+        False, type="boolean", title="Dry run", description="Go through publishing without writing to Kafka."
+    )
+
+
 def _selection_params(names: list[str]) -> dict[str, Param]:
     """Which groups and which strategies a run evaluates."""
     return {
@@ -79,24 +92,21 @@ def _gate_params() -> dict[str, Param]:
             description=f"A fraction in [0, 1) (default {DEFAULT_MIN_IMPROVEMENT}): how much the best "
             "plan must lower the max member lag, 0.05 = 5%.",
         ),
-        "max_moves": Param(
-            None,
-            type=["null", "integer"],
-            title="Max moves",
-            description="A whole number ≥ 0: most partitions a plan may move (empty: no limit).",
+        "max_moves": _optional(
+            "integer",
+            "Max moves",
+            "A whole number ≥ 0: most partitions a plan may move (empty: no limit).",
         ),
-        "max_catch_up_s": Param(
-            None,
-            type=["null", "number"],
-            title="Max catch-up (s)",
-            description="Seconds > 0: groups whose members state capacities also go on when their "
+        "max_catch_up_s": _optional(
+            "number",
+            "Max catch-up (s)",
+            "Seconds > 0: groups whose members state capacities also go on when their "
             "slowest member needs longer than this many seconds to catch up (empty: off).",
         ),
-        "exact_budget": Param(
-            None,
-            type=["null", "number"],
-            title="Exact budget (s)",
-            description="Seconds ≥ 0, lag-optimal and drain-optimal: exact solving per group to "
+        "exact_budget": _optional(
+            "number",
+            "Exact budget (s)",
+            "Seconds ≥ 0, lag-optimal and drain-optimal: exact solving per group to "
             "prove the plan optimal or improve it (empty: off; needs the certify extra, highspy).",
         ),
     }
@@ -114,23 +124,17 @@ def _publishing_params(daily: bool) -> dict[str, Param]:
             title="Apply",
             description="Publish plans that pass the gate (off: plan and record only)." + apply_note,
         ),
-        "dry_run": Param(
-            False,
-            type="boolean",
-            title="Dry run",
-            description="Go through publishing without writing to Kafka.",
-        ),
+        "dry_run": _dry_run(),
     }
 
 
 def _input_params() -> dict[str, Param]:
     """What the snapshot reads beside the cluster: declared groups and the reset policy."""
     return {
-        "groups_file": Param(
-            None,
-            type=["null", "string"],
-            title="Groups file",
-            description="Optional YAML file declaring groups in manual assign() mode that do not "
+        "groups_file": _optional(
+            "string",
+            "Groups file",
+            "Optional YAML file declaring groups in manual assign() mode that do not "
             "announce themselves on the status topic (empty: the workers' LAGASSIGN_GROUPS_FILE, if "
             "set; else none).",
         ),
@@ -190,23 +194,16 @@ def review_params() -> dict[str, Param]:
             description="publish: the group's plan from the reviewed plan; rollback: publish again "
             "the members of a version published before, as a new version.",
         ),
-        "plan_id": Param(
-            None,
-            type=["null", "integer"],
-            title="Plan",
-            description="publish: the reviewed plan's number (see Rebalance plans).",
+        "plan_id": _optional(
+            "integer",
+            "Plan",
+            "publish: the reviewed plan's number (see Rebalance plans).",
         ),
-        "version": Param(
-            None,
-            type=["null", "integer"],
-            title="Version",
-            description="rollback: the published version to go back to.",
+        "version": _optional(
+            "integer",
+            "Version",
+            "rollback: the published version to go back to.",
         ),
-        "group": Param(None, type=["null", "string"], title="Group", description="The group to publish."),
-        "dry_run": Param(
-            False,
-            type="boolean",
-            title="Dry run",
-            description="Go through publishing without writing to Kafka.",
-        ),
+        "group": _optional("string", "Group", "The group to publish."),
+        "dry_run": _dry_run(),
     }
