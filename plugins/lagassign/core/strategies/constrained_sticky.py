@@ -23,6 +23,8 @@ C1 two of its three, and C2 receives the two left over::
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..errors import StrategyRefusedError
 from ..model import Assignment, GroupSnapshot
 from .base import Strategy, build_indexed, kept_owned_index
@@ -55,18 +57,11 @@ def constrained_sticky(group: GroupSnapshot) -> list[list[int]]:
     taken = set().union(*layout)
     free = [p for p in group.assignable_index if p not in taken] if taken else group.assignable_index
     # by partition number, then topic: a stable sort by number keeps the topic order
-    queue = sorted(free, key=group.columns.numbers.__getitem__)
-    at = 0
-    for held in layout:
-        need = floor - len(held)
-        if need > 0:
-            held.extend(queue[at : at + need])
-            at += need
-    for held in layout:
-        if ceil_slots == 0:
-            break
-        if len(held) == floor:
-            held.append(queue[at])
-            at += 1
+    queue = iter(sorted(free, key=group.columns.numbers.__getitem__))
+    for held in layout:  # to the floor
+        held.extend(islice(queue, max(0, floor - len(held))))
+    for held in layout:  # one more each while ceiling slots are left
+        if ceil_slots and len(held) == floor:
+            held.append(next(queue))
             ceil_slots -= 1
     return layout

@@ -54,6 +54,8 @@ Kafka 4.1 the first member, C0, had the extra and took t0-4 from C1)::
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..model import Assignment, GroupSnapshot
 from .base import Strategy, build, build_indexed, fresh_apart, kept_owned_index
 from .sticky import sticky_assignment
@@ -88,10 +90,9 @@ def homogeneous(group: GroupSnapshot) -> list[list[int]]:
             break
         room[k] += 1
         extra -= 1
-    at = 0
+    queue = iter(free)
     for k in short:
-        layout[k].extend(free[at : at + room[k]])
-        at += room[k]
+        layout[k].extend(islice(queue, room[k]))
     return layout
 
 
