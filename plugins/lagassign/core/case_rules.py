@@ -74,10 +74,7 @@ COUNT = Check(
     lambda v: is_int(v) and v >= 0,
     lambda values: set(map(type, values)) == {int} and min(values) >= 0,
 )
-TEXT = Check(
-    lambda v: isinstance(v, str),
-    lambda values: set(map(type, values)) == {str},
-)
+TEXT = _each(lambda v: isinstance(v, str))
 RACK_NAMES = _each(lambda v: isinstance(v, list) and all(isinstance(r, str) and r for r in v))
 
 

@@ -21,17 +21,7 @@ def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
 
 def _index_pairs(group: GroupSnapshot, idx: Iterable[int]) -> list[list[Any]]:
     """The [topic, partition] pairs of partition indices."""
-    return list(map(list, map(_index_tuples(group).__getitem__, idx)))
-
-
-def _index_tuples(group: GroupSnapshot) -> list[tuple[str, int]]:
-    """Each index's (topic, partition) as a plain tuple: a result's ``[topic, partition]``
-    lists are made from these, the cheapest source of them."""
-    columns = group.columns
-    return _INDEX_TUPLES.get(group, lambda: list(zip(columns.topics, columns.numbers, strict=True)))
-
-
-_INDEX_TUPLES: Shared[list[tuple[str, int]]] = Shared("(topic, partition) of each partition index")
+    return list(map(list, map(_pair_texts(group).pairs.__getitem__, idx)))
 
 
 @gc_paused
@@ -56,8 +46,10 @@ def run_strategy(
 
 
 def _pair_texts(group: GroupSnapshot) -> PairTexts:
-    """The group's ``PairTexts``, one for all its results."""
-    return _PAIR_TEXTS.get(group, lambda: PairTexts(_index_tuples(group)))
+    """The group's ``PairTexts``, one for all its results: each index's (topic, partition) as a
+    plain tuple, the cheapest source of a result's ``[topic, partition]`` lists."""
+    columns = group.columns
+    return _PAIR_TEXTS.get(group, lambda: PairTexts(list(zip(columns.topics, columns.numbers, strict=True))))
 
 
 _PAIR_TEXTS: Shared[PairTexts] = Shared("[topic, partition] texts of the group's partitions")

@@ -119,8 +119,6 @@ class GroupSnapshot:
     @cached_property
     def tps(self) -> list[TopicPartition]:
         """The TopicPartition of each index."""
-        if "partitions" in self.__dict__ and "columns" not in self.__dict__:
-            return sorted(self.partitions)
         return self.columns.topic_partitions()
 
     @cached_property

@@ -224,12 +224,8 @@ class Assignment:
         """Partition indices of ``group`` per member (KeyError for a partition it does not know)."""
         if self._indexed is not None and self._group is group:
             return self._indexed
-        members = self.members
-        found = list(map(group.columns.positions, members.values()))
-        if any(None in idx for idx in found):  # a partition the group does not list: the KeyError names it
-            index = group.index_of
-            return {mid: list(map(index.__getitem__, tps)) for mid, tps in members.items()}
-        return dict(zip(members, found, strict=True))  # type: ignore[arg-type]  # no None in found
+        index = group.index_of
+        return {mid: list(map(index.__getitem__, tps)) for mid, tps in self.members.items()}
 
     def is_indexed(self, group: GroupSnapshot) -> bool:
         """Whether this assignment was given as indices of ``group`` (nothing to convert)."""
