@@ -21,7 +21,6 @@ from .shared import Shared
 
 __all__ = [
     "balanced_lower_bound_max_lag",
-    "consumes_all",
     "count_moves",
     "count_range",
     "cross_rack",
@@ -29,7 +28,6 @@ __all__ = [
     "meets_count_guarantee",
     "score",
     "score_layout",
-    "unassigned",
 ]
 
 
@@ -44,20 +42,9 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else round(value, 2)
 
 
-def unassigned(group: GroupSnapshot, assignment: Assignment) -> list[TopicPartition]:
-    """Assignable partitions that no member holds."""
-    tps = group.tps
-    return [tps[i] for i in _Layout(group, assignment.positions(group)).missing]
-
-
 def count_moves(group: GroupSnapshot, assignment: Assignment) -> int:
     """Owned partitions that end with another owner, or with none."""
     return _Layout(group, assignment.positions(group)).moves()
-
-
-def consumes_all(group: GroupSnapshot, assignment: Assignment) -> bool:
-    """Every assignable partition held exactly once, by a subscriber of its topic."""
-    return _Layout(group, assignment.positions(group)).consumes_all()
 
 
 _NONE: frozenset[int] = frozenset()
