@@ -227,10 +227,6 @@ class Assignment:
         index = group.index_of
         return {mid: list(map(index.__getitem__, tps)) for mid, tps in self.members.items()}
 
-    def is_indexed(self, group: GroupSnapshot) -> bool:
-        """Whether this assignment was given as indices of ``group`` (nothing to convert)."""
-        return self._indexed is not None and self._group is group
-
     def _fields(self) -> tuple:
         return (type(self), self.strategy, self.members, self.withheld, self.notes)
 
