@@ -94,11 +94,7 @@ class LagObjective:
         return None if best is None else (best[2], best[3])
 
     def best_split(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
-        """``lag_splits.split``, where ``split_floor`` leaves room below ``heavy``'s load."""
-        total = search.load[heavy] + search.load[light]
-        floor = split_floor(sorted(search.lags_of[heavy] + search.lags_of[light]), sizes, total)
-        if floor is None or floor >= search.load[heavy]:
-            return None  # no split of these sizes gets the heavier side below it
+        """``lag_splits.split``."""
         return lag_splits.split(search, heavy, light, sizes)
 
     def best_trade(self, search: Search, heavy: str, light: str, sizes: list[int]) -> int | None:
@@ -144,30 +140,4 @@ class _Best:
         return h_list[i], (l_list[j] if kind else None)
 
 
-def split_floor(lags: list[int], sizes: list[int], total: int) -> int | None:
-    """A lower bound on the heavier side of any split of a pool (sorted ``lags``, summing to
-    ``total``) into a side of one of ``sizes`` partitions and the rest; None if no size fits.
-
-    Either side is at least half the total, and the side with the largest partition holds at
-    least it plus the smallest others that fill its count."""
-    n = len(lags)
-    if not n:
-        return None
-    largest = lags[-1]
-    smallest = [0]  # sums of the k smallest partitions other than the largest
-    for lg in lags[:-1]:
-        smallest.append(smallest[-1] + lg)
-    best = None
-    for k in sizes:
-        if not 0 <= k <= n:
-            continue
-        with_largest = min(
-            largest + smallest[k - 1] if k else total, largest + smallest[n - k - 1] if k < n else total
-        )
-        bound = max(with_largest, (total + 1) // 2)
-        if best is None or bound < best:
-            best = bound
-    return best
-
-
-__all__ = ["LagObjective", "split_floor"]
+__all__ = ["LagObjective"]
