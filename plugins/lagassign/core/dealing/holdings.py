@@ -136,14 +136,9 @@ class Scope:
         #: per giver, what it held (in order) when its hand-overs were last worked, and them
         #: (``handovers.edges``)
         self.givers: dict[str, tuple] = {}
-        self.subscribers: dict[str, list[str]]
-        if len(ids) == len(group.member_ids):
-            self.subscribers = group.subscribers
-        else:  # from the block's members, in the group's order: a block is small, a group not
-            self.subscribers = {t: [] for t in group.subscribers}
-            topics_of = group.topics_of
-            for mid in sorted(ids, key=group.member_index.__getitem__):
-                for t in topics_of[mid]:
-                    self.subscribers[t].append(mid)
+        #: per topic, its subscribers in the scope, in the group's order
+        self.subscribers = {
+            t: [mid for mid in subs if mid in self.index] for t, subs in group.subscribers.items()
+        }
         #: per topic, its subscribers in the scope with their index
         self.takers = {t: [(mid, self.index[mid]) for mid in subs] for t, subs in self.subscribers.items()}
