@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property, wraps
 from typing import Any, TypeVar
 
-import numpy as np
-
 from .values import Assignment, Member, PartitionColumns, PartitionState, TopicPartition
 
 __all__ = [
@@ -27,8 +25,6 @@ __all__ = [
     "TopicPartition",
     "gc_paused",
 ]
-
-_INT64_MAX = 2**63 - 1
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -71,8 +67,7 @@ class GroupSnapshot:
     Index views (a partition's index is its position in ``columns``, by topic then number;
     a member's index is its position in ``members``), for code that works on indices:
     ``columns``, ``lags``, ``tps``, ``index_of``, ``topic_span``, ``assignable_index``,
-    ``member_index``, ``owned_index``, ``owner_index`` and ``class_members``; as numpy
-    arrays ``lag_array`` and ``topic_array``.
+    ``member_index``, ``owned_index``, ``owner_index`` and ``class_members``.
     """
 
     def __init__(
@@ -287,21 +282,3 @@ class GroupSnapshot:
     def owned_count(self) -> int:
         """How many partitions are owned now."""
         return sum(len(m.owned) for m in self.members)
-
-    # ---- numpy views -----------------------------------------------------------------------
-
-    @cached_property
-    def lag_array(self) -> np.ndarray:
-        """Lags per partition index as int64 (object dtype if one does not fit in int64)."""
-        lags = self.lags
-        if lags and max(lags) > _INT64_MAX:
-            return np.array(lags, dtype=object)
-        return np.array(lags, dtype=np.int64)
-
-    @cached_property
-    def topic_array(self) -> np.ndarray:
-        """Per partition index, the index of its topic in ``columns.topic_names`` (int32)."""
-        out = np.empty(len(self.columns), dtype=np.int32)
-        for i, span in enumerate(self.topic_span.values()):
-            out[span.start : span.stop] = i
-        return out

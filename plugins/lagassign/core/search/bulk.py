@@ -102,8 +102,7 @@ def applies(group: GroupSnapshot, max_moves: int | None, count_slack: int, rack:
         return False
     if group.owned_count or max_moves is not None or count_slack or (rack != "off" and group.rack_aware):
         return False
-    lags = group.lag_array
-    return lags.dtype != object and int(lags.max(initial=0)) * n_parts < _INT64_SAFE
+    return max(group.lags, default=0) * n_parts < _INT64_SAFE
 
 
 def _apart(group: GroupSnapshot) -> bool:
@@ -145,7 +144,7 @@ class BulkSearch:
         n = len(self.ids)
         if index is None:
             index = np.asarray(group.assignable_index, dtype=np.int64)
-        lags = np.asarray(group.lag_array, dtype=np.int64)[index]
+        lags = np.asarray(group.lags, dtype=np.int64)[index]
         # items: the partitions in ascending lag (ties by index), fixed; who holds them changes
         asc = np.argsort(lags, kind="stable")
         self.part, self.val = index[asc], lags[asc]

@@ -108,7 +108,8 @@ class TimeObjective:
         self.rates = np.array([*(r or 0.0 for r in rates), 0.0], dtype=np.float64)
         self.owner = np.array([*group.owner_index, -1], dtype=np.int64)
         topic_number = {t: k for k, t in enumerate(group.columns.topic_names)}
-        self.topic = np.append(group.topic_array, len(topic_number))
+        sizes = [len(span) for span in group.topic_span.values()]  # topics in topic_names order
+        self.topic = np.append(np.repeat(np.arange(len(sizes)), sizes), len(topic_number))
         self.reads = np.zeros((len(group.members), len(topic_number) + 1), dtype=bool)
         self.reads[:, -1] = True
         for k, m in enumerate(group.members):
@@ -123,20 +124,37 @@ class TimeObjective:
     ) -> tuple[int, int] | None:
         return None  # inflow counts too: each q is checked
 
-    def _pick(
-        self, search: Search, heavy: str, light: str, lag: np.ndarray, flow: np.ndarray, moves: np.ndarray
-    ) -> np.ndarray:
-        """Candidates moving ``lag`` and ``flow`` from ``heavy`` to ``light`` (and ``moves``
-        more moves), best first: those after which both finish sooner than ``heavy`` now and
-        within ``max_moves``, by the larger cost after, then moves, then their order."""
-        cap = self.capacity
+    def _weigh(
+        self,
+        search: Search,
+        heavy: str,
+        other: int | np.ndarray,
+        lag: np.ndarray,
+        flow: np.ndarray,
+        moves: np.ndarray,
+    ) -> tuple[Costs, np.ndarray]:
+        """Candidates moving ``lag`` and ``flow`` from ``heavy`` to member index ``other`` (and
+        ``moves`` more moves): the larger cost of the two after each, and whether both then
+        finish sooner than ``heavy`` now, within ``max_moves``."""
+        ids = search.group.member_ids
+        load = np.array([search.load[m] for m in ids], dtype=np.float64)
+        flows = np.array([search.flow[m] for m in ids], dtype=np.float64)
+        h = search.group.member_index[heavy]
         after = _larger(
-            member_costs(search.load[heavy] - lag, search.flow[heavy] - flow, cap[heavy]),
-            member_costs(search.load[light] + lag, search.flow[light] + flow, cap[light]),
+            member_costs(load[h] - lag, flows[h] - flow, self.cap[h]),
+            member_costs(load[other] + lag, flows[other] + flow, self.cap[other]),
         )
         ok = _sooner(after, search.cost[heavy])
         if search.max_moves is not None:
             ok &= search.moves + moves <= search.max_moves
+        return after, ok
+
+    def _pick(
+        self, search: Search, heavy: str, light: str, lag: np.ndarray, flow: np.ndarray, moves: np.ndarray
+    ) -> np.ndarray:
+        """``_weigh``'s allowed candidates with ``light``, best first: by the larger cost after,
+        then moves, then their order."""
+        after, ok = self._weigh(search, heavy, search.group.member_index[light], lag, flow, moves)
         rows = ok.nonzero()[0]  # ascending: the sort is stable, so equals keep their order
         return rows[np.lexsort((moves[rows], after[2][rows], after[1][rows], after[0][rows]))]
 
@@ -157,8 +175,6 @@ class TimeObjective:
         partners = [m for _, _, m in search.ranked if m != heavy and only in (None, m)]
         rank = np.zeros(len(ids), dtype=np.int64)
         rank[[index[m] for m in partners]] = np.arange(len(partners))
-        load = np.array([search.load[m] for m in ids], dtype=np.float64)
-        flow = np.array([search.flow[m] for m in ids], dtype=np.float64)
         mine = np.array([p[1] for p in search.held[heavy]], dtype=np.int64)
         takers = [index[m] for m in partners if search.may_hand_over(heavy, m)]
         # what may come back (nothing from each member with room, then every partner's
@@ -170,16 +186,10 @@ class TimeObjective:
         i = np.repeat(np.arange(len(mine)), len(back))
         col = np.tile(np.arange(len(back)), len(mine))
         p, q, o = mine[i], back[col], holder[col]
-        ok = self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
         lag, rate = self.lags[p] - self.lags[q], self.rates[p] - self.rates[q]
         moves = self._moved(p, h, o) + self._moved(q, o, h)
-        after = _larger(
-            member_costs(load[h] - lag, flow[h] - rate, self.cap[h]),
-            member_costs(load[o] + lag, flow[o] + rate, self.cap[o]),
-        )
-        ok &= _sooner(after, search.cost[heavy])
-        if search.max_moves is not None:
-            ok &= search.moves + moves <= search.max_moves
+        after, ok = self._weigh(search, heavy, o, lag, rate, moves)
+        ok &= self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
         rows = ok.nonzero()[0]
         if not len(rows):
             return None
