@@ -41,14 +41,7 @@ def lag_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
 
 def _layout(group: GroupSnapshot) -> list[list[int]]:
     """Partition indices per member index, sorted, computed once per group (read-only)."""
-
-    def dealt() -> list[list[int]]:
-        layout = _deal(group)
-        for idx in layout:
-            idx.sort()
-        return layout
-
-    return _LAYOUT.get(group, dealt)
+    return _LAYOUT.get(group, lambda: _deal(group))
 
 
 _LAYOUT: Shared[list[list[int]]] = Shared("lag's layout, partition indices per member index")
@@ -70,4 +63,6 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
         # no more partitions than subscribers, the first of them by id take one each
         held = [layout[index[mid]] for mid in subscribers[: len(span)]]  # subscribers are sorted by id
         deal_rounds(heaviest, lags, range(len(held)), held)  # stable: ties by id
+    for idx in layout:
+        idx.sort()
     return layout
