@@ -97,7 +97,7 @@ class Search(State):
         self._order: list[str] = []
 
     def _cheapest(self, k: int) -> list[str]:
-        return [entry[2] for entry in self._ranked[:k]]
+        return [entry[2] for entry in self.ranked[:k]]
 
     def _scan_order(self) -> list[str]:
         """Members by (smallest partition held, cost, tie): the order of a full scan, sorted
@@ -137,7 +137,7 @@ class Search(State):
     def _others(self, heavy: str) -> list[str]:
         """Every member but ``heavy``, cheapest first: with unequal members (time) an exchange
         can leave both below ``heavy`` even with a member that costs as much."""
-        return [m for _, _, m in self._ranked if m != heavy]
+        return [m for _, _, m in self.ranked if m != heavy]
 
     def _improve_best(self, heavy: str) -> bool:
         """The objective's ``best_partner`` way: of every other member's best exchange with
@@ -240,7 +240,7 @@ class Search(State):
         if not self.before:
             return  # nothing was owned: nothing to send home
         before, cost_after = self.before, self.cost_after
-        lo, hi = self._ranked[0][0], self._ranked[-1][0]
+        lo, hi = self.ranked[0][0], self.ranked[-1][0]
         # Per member, its partitions that are not at home there (displaced, or owned by nobody),
         # by lag: the only ones a member can give back in a swap; kept up to date below.
         away = {m: [q for q in held if before.get(q[1]) != m] for m, held in self.held.items()}

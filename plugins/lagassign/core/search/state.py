@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model import GroupSnapshot, TopicPartition
-from ..shared import Shared
 
 if TYPE_CHECKING:
     from .engine import Objective
@@ -71,7 +70,9 @@ class State:
         lags = group.lags
         self.topic = group.columns.topics  # topic of each partition index
         self.topics = group.topics_of
-        self.before = _owners(group)
+        ids, owners = group.member_ids, group.owner_index
+        # the current owner id of each owned partition index (of the partitions the group lists)
+        self.before = {i: ids[m] for i, m in enumerate(owners) if m >= 0} if group.owned_count else {}
         self.held = {mid: sorted([(lags[i], i) for i in idx]) for mid, idx in layout.items()}
         # each member's lags, in the order of its held list: kept alongside it on every change
         self.lags_of = {mid: [lag for lag, _ in held] for mid, held in self.held.items()}
@@ -84,7 +85,10 @@ class State:
             self.rates = [r or 0.0 for r in rates]
             self.flow = {mid: sum(self.rates[i] for i in idx) for mid, idx in layout.items()}
         self.count = {mid: len(held) for mid, held in self.held.items()}
-        self.moves = _moves(group, self.before, layout)
+        # owned partitions that end with another owner, or with none (also those the group does
+        # not list, or whose topic nobody subscribes to any more: they move whatever we do)
+        kept = sum(list(map(self.before.get, idx)).count(mid) for mid, idx in layout.items())
+        self.moves = group.owned_count - kept
         self.kafka_balance = rule.ranges is None
         self.ranges = rule.ranges or {mid: (n, n) for mid, n in self.count.items()}
         self._min_count: dict[str, int] | None = None
@@ -101,8 +105,9 @@ class State:
         self.cost = {
             mid: objective.cost_with(self, mid, self.load[mid], self.flow.get(mid, 0.0)) for mid in self.held
         }
-        # members by (cost, tie): the cheapest first, the costliest last
-        self._ranked = sorted((cost, ties[mid], mid) for mid, cost in self.cost.items())
+        # (cost, tie, member) of every member: the cheapest first, the costliest last (kept by
+        # the state; others read it, never change it)
+        self.ranked: list[tuple[Any, bytes, str]] = sorted((c, ties[m], m) for m, c in self.cost.items())
         self._derived: dict[str, dict[Hashable, Any]] = {}  # see ``derived``
         self._start()
 
@@ -234,19 +239,14 @@ class State:
         """Members whose partitions changed: their costs and places in the ranking."""
         for m in members:
             old = (self.cost[m], self.tie[m], m)
-            del self._ranked[bisect_left(self._ranked, old)]
+            del self.ranked[bisect_left(self.ranked, old)]
             self.cost[m] = self.objective.cost_with(self, m, self.load[m], self.flow.get(m, 0.0))
-            insort(self._ranked, (self.cost[m], self.tie[m], m))
+            insort(self.ranked, (self.cost[m], self.tie[m], m))
 
     def heaviest(self) -> str:
         """The costliest member; among equal costs the smallest tie key."""
-        ranked = self._ranked
+        ranked = self.ranked
         return ranked[bisect_left(ranked, (ranked[-1][0],))][2]
-
-    @property
-    def ranked(self) -> list[tuple[Any, bytes, str]]:
-        """(cost, tie, member) of every member, cheapest first (read, never change)."""
-        return self._ranked
 
     def cost_after(self, mid: str, out: Held | None, into: Held | None) -> Any:
         """``mid``'s cost after giving ``out`` away and taking ``into``."""
@@ -281,7 +281,7 @@ class State:
 
     @property
     def max_cost(self) -> Any:
-        return self._ranked[-1][0]
+        return self.ranked[-1][0]
 
     @property
     def max_lag(self) -> int:
@@ -291,30 +291,6 @@ class State:
     def spread(self) -> int:
         """The largest member lag less the smallest."""
         return self.max_lag - min(self.load.values())
-
-
-def _owners(group: GroupSnapshot) -> dict[int, str]:
-    """Current owner id of each owned partition index (owned partitions the group lists): the
-    same for every search of the group, read only."""
-    return _OWNERS.get(group, lambda: _owner_ids(group))
-
-
-def _owner_ids(group: GroupSnapshot) -> dict[int, str]:
-    ids = group.member_ids
-    return {i: ids[m] for i, m in enumerate(group.owner_index) if m >= 0} if group.owned_count else {}
-
-
-#: ``_owners`` per group
-_OWNERS: Shared[dict[int, str]] = Shared("owner id per partition index")
-
-
-def _moves(group: GroupSnapshot, before: dict[int, str], layout: IndexLayout) -> int:
-    """Owned partitions that end with another owner, or with none (also those the group does
-    not list, or whose topic nobody subscribes to any more: they move whatever we do)."""
-    if not group.owned_count:
-        return 0
-    kept = sum(list(map(before.get, idx)).count(mid) for mid, idx in layout.items())
-    return group.owned_count - kept
 
 
 __all__ = ["CountRule", "Exchange", "Held", "IndexLayout", "Layout", "State"]
