@@ -40,23 +40,21 @@ from .racks import sticky_uses_racks
 
 class _Moves:
     """Kafka's ``PartitionMovements``: per topic and (from, to) pair, the partitions moved,
-    iterated as Java's ``HashSet`` does (bucket, then insertion)."""
+    iterated as Java's ``HashSet`` does (bucket, then insertion: a dict keeps that order)."""
 
     def __init__(self) -> None:
         self.pair: dict[TopicPartition, tuple[str, str]] = {}
-        self.sets: dict[tuple[str, str, str], dict[TopicPartition, int]] = {}
+        self.sets: dict[tuple[str, str, str], dict[TopicPartition, None]] = {}
         self.caps: dict[tuple[str, str, str], int] = {}
-        self.seq = 0
 
     def _add(self, tp: TopicPartition, pair: tuple[str, str]) -> None:
         self.pair[tp] = pair
         key = (tp.topic, *pair)
         held = self.sets.setdefault(key, {})
-        self.caps.setdefault(key, 16)
-        self.seq += 1
-        held[tp] = self.seq
-        if len(held) > self.caps[key] * 3 // 4:
-            self.caps[key] *= 2
+        held[tp] = None
+        cap = self.caps.setdefault(key, 16)
+        if len(held) > cap * 3 // 4:
+            self.caps[key] = cap * 2
 
     def move(self, tp: TopicPartition, old: str, new: str) -> None:
         if tp in self.pair:
@@ -78,9 +76,7 @@ class _Moves:
         if key not in self.sets:
             return tp
         cap = self.caps[key]
-        return min(self.sets[key].items(), key=lambda kv: (spread(partition_hash(kv[0])) & (cap - 1), kv[1]))[
-            0
-        ]
+        return min(self.sets[key], key=lambda moved: spread(partition_hash(moved)) & (cap - 1))
 
 
 def kafka_general(group: GroupSnapshot, owned: Layout | None = None) -> Layout:
