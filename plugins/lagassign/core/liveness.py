@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .case_rules import is_pair
 from .errors import LagassignError
 from .model import TopicPartition
 
@@ -54,15 +55,7 @@ def _pairs(value: Any, where: str) -> tuple[TopicPartition, ...]:
         raise StatusRecordError(f"{where}: expected a list of [topic, partition] pairs")
     out = []
     for pair in value:
-        ok = (
-            isinstance(pair, list | tuple)
-            and len(pair) == 2
-            and isinstance(pair[0], str)
-            and isinstance(pair[1], int)
-            and not isinstance(pair[1], bool)
-            and pair[1] >= 0
-        )
-        if not ok:
+        if not is_pair(pair):
             raise StatusRecordError(f"{where}: bad [topic, partition] pair {pair!r}")
         out.append(TopicPartition(pair[0], pair[1]))
     return tuple(sorted(set(out)))

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .case_rules import is_pair
 from .clock import now_text
 from .errors import LagassignError
 
@@ -47,16 +48,7 @@ def normalize_members(members: Any, where: str = "plan") -> dict[str, list[list[
             raise PlanError(f"{where}: instance {iid} must map to a list of [topic, partition] pairs")
         tps: set[tuple[str, int]] = set()
         for pair in pairs:
-            ok = (
-                isinstance(pair, list | tuple)
-                and len(pair) == 2
-                and isinstance(pair[0], str)
-                and pair[0]
-                and isinstance(pair[1], int)
-                and not isinstance(pair[1], bool)
-                and pair[1] >= 0
-            )
-            if not ok:
+            if not (is_pair(pair) and pair[0]):
                 raise PlanError(f"{where}: instance {iid} has a bad [topic, partition] pair {pair!r}")
             tp = (pair[0], pair[1])
             if tp in owner and owner[tp] != iid:
