@@ -91,10 +91,11 @@ def failover_step(
         spec = declared_group(settings, group)
         with PlanStore(dict(kafka_config), settings.plan_topic, timeout) as topic:
             in_force = topic.read([group]).get(group)
-            change = _change_now(kafka_config, group, settings, spec, in_force, timeout)
+            seen_now = _GroupNow(kafka_config, group, settings, spec, in_force, timeout)
+            change = seen_now.change()
             if change is None:
                 return _nothing_to_do(store, plan_id, group, in_force, log)
-            snap = _snapshot(kafka_config, group, settings, spec, in_force, timeout)
+            snap = seen_now.snapshot()
             snapshot_at = _record_snapshot(store, plan_id, snap, run_dir(base, plan_id) / "snapshot", log)
             case = snap.cases().get(group)
             if case is None:
@@ -156,46 +157,46 @@ def _cannot_plan(
     return Outcome(group, False, note, None, "skip").to_dict()
 
 
-def _change_now(
-    kafka_config: Mapping[str, Any],
-    group: str,
-    settings: FailoverSettings,
-    spec: AssignGroup | None,
-    in_force: Plan | None,
-    timeout: float,
-) -> MembershipChange | None:
-    """The group's membership change as the status topic shows it now (None: nothing to do)."""
-    liveness = read_status(kafka_config, settings.status_topic, timeout, [group], settings.session_timeout_ms)
-    return membership_change(
-        group,
-        in_force.members if in_force else None,
-        in_force.version if in_force else None,
-        liveness,
-        now_ms(),
-        pinned=list(spec.instances) if spec else None,
-        announced_since_ms=0,
-    )
+@dataclass(frozen=True)
+class _GroupNow:
+    """The group a failover run looks at: where to read it, its groups-file entry (``spec``) and
+    the plan in force, read once from the plans topic."""
 
+    kafka_config: Mapping[str, Any]
+    group: str
+    settings: FailoverSettings
+    spec: AssignGroup | None
+    in_force: Plan | None
+    timeout: float
 
-def _snapshot(
-    kafka_config: Mapping[str, Any],
-    group: str,
-    settings: FailoverSettings,
-    spec: AssignGroup | None,
-    in_force: Plan | None,
-    timeout: float,
-) -> Snapshot:
-    """A snapshot of this one group, with the plan in force already read."""
-    return take_snapshot(
-        AdminHook(dict(kafka_config), timeout=timeout),
-        groups_regex=re.escape(group),
-        assign_groups=[spec] if spec else [],
-        auto_offset_reset=settings.auto_offset_reset,
-        plan_topic=settings.plan_topic,
-        status_topic=settings.status_topic,
-        session_timeout_ms=settings.session_timeout_ms,
-        plans={group: in_force} if in_force else {},
-    )
+    def change(self) -> MembershipChange | None:
+        """The membership change as the status topic shows it now (None: nothing to do)."""
+        s, in_force = self.settings, self.in_force
+        timeout_ms = s.session_timeout_ms
+        liveness = read_status(self.kafka_config, s.status_topic, self.timeout, [self.group], timeout_ms)
+        return membership_change(
+            self.group,
+            in_force.members if in_force else None,
+            in_force.version if in_force else None,
+            liveness,
+            now_ms(),
+            pinned=list(self.spec.instances) if self.spec else None,
+            announced_since_ms=0,
+        )
+
+    def snapshot(self) -> Snapshot:
+        """A snapshot of this one group, with the plan in force already read."""
+        s = self.settings
+        return take_snapshot(
+            AdminHook(dict(self.kafka_config), timeout=self.timeout),
+            groups_regex=re.escape(self.group),
+            assign_groups=[self.spec] if self.spec else [],
+            auto_offset_reset=s.auto_offset_reset,
+            plan_topic=s.plan_topic,
+            status_topic=s.status_topic,
+            session_timeout_ms=s.session_timeout_ms,
+            plans={self.group: self.in_force} if self.in_force else {},
+        )
 
 
 def _publish(
