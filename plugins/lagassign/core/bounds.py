@@ -15,6 +15,7 @@ Python integers (exact at any size).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from itertools import accumulate, chain
 
@@ -69,9 +70,9 @@ def balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int = 0) -> 
 
     Identical subscriptions: counts within one (floor(P/N) or ceil(P/N)); ``count_slack``
     widens that as lag-optimal's option does. Mixed subscriptions: Kafka's balance condition
-    (``count_slack`` does not apply: lag-optimal keeps the guarantee there); members that
-    share no topic, directly or through others, do not constrain each other, so each group
-    of members with one shared subscription is bounded on its own. Never below
+    (``count_slack`` does not apply: lag-optimal keeps the guarantee there); the members of
+    a subscription that shares no topic with another hold its partitions among themselves, so
+    each such subscription is bounded on its own. Never below
     ``lower_bound_max_lag``. Computed once per group and ``count_slack``.
 
     Both run with the cycle collector paused (``gc_paused``), as parsing and the strategies do.
@@ -84,11 +85,11 @@ def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int
     if group.identical_subscriptions:
         low, high = count_range(group, count_slack)
         return max(bound, count_bound(_heaviest_first(group), len(group.members), low, high))
-    topics_of = group.topics_of
-    for member_ids, topics in _components(group):
-        if len({topics_of[mid] for mid in member_ids}) != 1:
-            continue
-        lags = _heaviest_first(group, topics)
+    readers = Counter(t for topics in group.subscriptions for t in topics)  # subscriptions per topic
+    for topics, member_ids in group.subscriptions.items():
+        if any(readers[t] > 1 for t in topics):
+            continue  # its members share a topic with another subscription's
+        lags = _heaviest_first(group, sorted(topics))
         floor, extra = divmod(len(lags), len(member_ids))
         bound = max(bound, count_bound(lags, len(member_ids), floor, floor + (extra > 0)))
     return bound
@@ -114,30 +115,6 @@ def _heaviest_first(group: GroupSnapshot, topics: list[str] | None = None) -> li
             pool = chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in present)
         pools[present] = sorted(pool, reverse=True)
     return pools[present]
-
-
-def _components(group: GroupSnapshot) -> list[tuple[list[str], list[str]]]:
-    """Members and topics that share subscriptions, directly or through others: (members, topics)."""
-    parent: dict[str, str] = {}
-
-    def find(t: str) -> str:
-        while parent.setdefault(t, t) != t:
-            parent[t] = parent[parent[t]]
-            t = parent[t]
-        return t
-
-    for subscription in group.subscriptions:
-        first, *rest = sorted(subscription)
-        for t in rest:
-            parent[find(t)] = find(first)
-    members: dict[str, list[str]] = {}
-    topics: dict[str, list[str]] = {}
-    root_of = {subscription: find(min(subscription)) for subscription in group.subscriptions}
-    for m in group.members:
-        members.setdefault(root_of[m.topics], []).append(m.id)
-    for t in group.subscribers:
-        topics.setdefault(find(t), []).append(t)
-    return [(members[root], topics.get(root, [])) for root in members]
 
 
 # ---- one pool ----------------------------------------------------------------------------------

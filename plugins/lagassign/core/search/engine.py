@@ -109,12 +109,6 @@ class Search(State):
             self.attempts += len(self._order) // RESORT_EVERY
         return self._order
 
-    def _exchange(self, heavy: str, light: str) -> Exchange | None:
-        self.attempts += 1
-        if self._apart(heavy, light):
-            return None
-        return self.objective.best_exchange(self, heavy, light)
-
     def _improve_member(self, heavy: str, partners: int | None) -> bool:
         """One exchange lowering ``heavy`` with the cheapest member that allows one: among the
         ``partners`` cheapest, or (None) every cheaper member in scan order."""
@@ -128,7 +122,8 @@ class Search(State):
                 if partners is None:
                     continue
                 return False
-            exchange = self._exchange(heavy, light)
+            self.attempts += 1
+            exchange = None if self._apart(heavy, light) else self.objective.best_exchange(self, heavy, light)
             if exchange is not None:
                 self.apply(heavy, light, *exchange)
                 return True
