@@ -10,7 +10,7 @@ from .case import parse_case
 from .errors import StrategyRefusedError
 from .model import GroupSnapshot, TopicPartition, gc_paused
 from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
-from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, score_layout
+from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, reads_subscribed_topics, score_layout
 from .shared import Shared
 from .strategies import applicable_options, get_strategy, strategy_names
 
@@ -73,14 +73,7 @@ def respects_subscriptions(group: GroupSnapshot, result: StrategyResult) -> bool
         return all(topics[mid].issuperset(map(itemgetter(0), tps)) for mid, tps in assignment.items())
     # a result made here (run_strategy): read its partitions' topics off the group's columns,
     # without making its [topic, partition] pairs
-    if (
-        group.identical_subscriptions
-        and len(group.members[0].topics) == len(group.topic_span)
-        and topics.keys() >= positions.keys()
-    ):
-        return True  # partitions of the group, held by members who all subscribe to each topic
-    topic = group.columns.topics.__getitem__
-    return all(topics[mid].issuperset(map(topic, idx)) for mid, idx in positions.items())
+    return reads_subscribed_topics(group, positions)
 
 
 @gc_paused

@@ -26,6 +26,7 @@ __all__ = [
     "cross_rack",
     "lower_bound_max_lag",
     "meets_count_guarantee",
+    "reads_subscribed_topics",
     "score",
     "score_layout",
 ]
@@ -36,6 +37,20 @@ def meets_count_guarantee(group: GroupSnapshot, layout: dict[str, list[TopicPart
     index = group.index_of
     positions = {mid: [index[tp] for tp in tps] for mid, tps in layout.items()}
     return _Layout(group, positions).meets_count_guarantee()
+
+
+def reads_subscribed_topics(group: GroupSnapshot, positions: Mapping[str, list[int]]) -> bool:
+    """Every partition of ``positions`` (indices per member id) held by a member that
+    subscribes to its topic."""
+    topics_of = group.topics_of
+    if (
+        group.identical_subscriptions
+        and len(group.members[0].topics) == len(group.topic_span)
+        and topics_of.keys() >= positions.keys()
+    ):
+        return True  # members of the group, all with one subscription to every topic with partitions
+    topic = group.columns.topics.__getitem__
+    return all(topics_of[mid].issuperset(map(topic, idx)) for mid, idx in positions.items())
 
 
 def _number(value: float) -> int | float:
@@ -80,13 +95,7 @@ class _Layout:
         """Every partition held once, by a member that subscribes to its topic."""
         if not self.once or self.missing:
             return False
-        group = self.group
-        if group.identical_subscriptions and len(group.members[0].topics) == len(group.topic_span):
-            return True  # one subscription, to every topic with partitions
-        topics, topics_of = group.columns.topics, group.topics_of
-        return all(
-            topics_of[mid].issuperset(map(topics.__getitem__, idx)) for mid, idx in self.positions.items()
-        )
+        return reads_subscribed_topics(self.group, self.positions)
 
     def moves(self) -> int:
         group = self.group
