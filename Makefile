@@ -45,10 +45,10 @@ postgres:
 	@scripts/postgres start >/dev/null
 
 # The inner loop: the tests that need nothing but this process (no broker, Spark, browser,
-# PostgreSQL, Airflow or JVM), in well under a minute.
+# PostgreSQL, Airflow, JVM or pytest session of their own), in well under a minute.
 unit: setup
-	$(BIN)/python -m pytest tests --ignore=tests/kafka -q \
-		-m "not kafka and not spark and not browser and not db and not airflow and not java and not slow"
+	$(BIN)/python -m pytest tests --ignore=tests/kafka -q -m "not kafka and not spark and not browser \
+		and not db and not airflow and not java and not session and not slow"
 
 lint: setup
 	$(BIN)/ruff check .

@@ -75,6 +75,7 @@ def test_end_group_ends_the_whole_tree_also_what_left_the_group(tmp_path: Path) 
         time.sleep(0.05)
 
 
+@pytest.mark.session
 def test_a_session_that_leaves_a_process_alive_fails_and_ends_it(tmp_path: Path) -> None:
     """A session of its own (this conftest, one test that starts ``sleep`` in a new session and
     forgets it): it fails, names the process, and the process is gone."""
@@ -102,6 +103,7 @@ def test_a_session_that_leaves_a_process_alive_fails_and_ends_it(tmp_path: Path)
     assert _gone(pid)
 
 
+@pytest.mark.session
 @pytest.mark.parametrize("written", [False, True])
 def test_a_session_that_writes_the_default_store_fails(tmp_path: Path, written: bool) -> None:
     """A session of its own whose test writes the default audit store (HOME points into tmp
