@@ -45,13 +45,11 @@ class LoadBook:
                 self.owner[tp] = mid
             self.count[mid] = len(mine)
             self.load[mid] = sum(map(self.lags.__getitem__, mine))
-        class_of: dict[frozenset[str], int] = {}
-        self._class: dict[str, int] = {}
-        for m in group.members:
-            self._class[m.id] = class_of.setdefault(m.topics, len(class_of))
-        self._heaps: list[list[tuple]] = [[] for _ in class_of]
+        # a class per subscription, numbered in ``group.subscriptions``' order
+        self._class = {mid: idx for idx, ids in enumerate(group.subscriptions.values()) for mid in ids}
+        self._heaps: list[list[tuple]] = [[] for _ in group.subscriptions]
         self._topic_classes: dict[str, list[int]] = {}
-        for topics, idx in class_of.items():
+        for idx, topics in enumerate(group.subscriptions):
             for t in topics:
                 self._topic_classes.setdefault(t, []).append(idx)
         #: each member's current key: the one heap entry of it that is not stale

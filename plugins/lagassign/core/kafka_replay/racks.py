@@ -76,7 +76,7 @@ def kafka_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     local_members = {tp: sum(len(by_rack.get(r, ())) for r in racks[tp]) for tp in free}
     rest = []
     for tp in sorted(free, key=lambda tp: (local_members[tp], tp)):
-        fits = [mid for r in sorted(racks[tp]) for mid in by_rack.get(r, ()) if room(mid)]
+        fits = [mid for r in racks[tp] for mid in by_rack.get(r, ()) if room(mid)]
         if fits:
             give(min(fits, key=lambda mid: (len(held[mid]), mid)), tp)
         else:
@@ -84,7 +84,7 @@ def kafka_rack_seed(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
     owner = group.owner
     for tp in rest:
         prev = owner.get(tp)
-        if prev is None or prev not in held or not room(prev):
+        if prev not in held or not room(prev):
             prev = min((mid for mid in ids if room(mid)), key=lambda mid: (len(held[mid]), mid))
         give(prev, tp)
     return held

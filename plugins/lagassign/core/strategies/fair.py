@@ -52,11 +52,10 @@ def fair(group: GroupSnapshot) -> list[list[int]]:
     the least-loaded subscriber (fewest partitions, then id), as with the least-loaded lookup
     of ``dealing.loadbook.LoadBook``, one circle per subscription."""
     circles = [_Circle(members) for members in group.class_members]
-    number = {topics: i for i, topics in enumerate(group.subscriptions)}
     topic_circles: dict[str, list[_Circle]] = {}
-    for topics, i in number.items():
+    for topics, circle in zip(group.subscriptions, circles, strict=True):
         for t in topics:
-            topic_circles.setdefault(t, []).append(circles[i])
+            topic_circles.setdefault(t, []).append(circle)
     ids = group.member_ids
     spans = group.topic_span
     layout: list[list[int]] = [[] for _ in group.members]
