@@ -225,11 +225,9 @@ class BulkSearch:
         rounds run out (False)."""
         while self.rounds < self.limit:
             self.rounds += 1
-            heavy = np.flatnonzero(self.load > tau)
-            if not len(heavy):
+            if not (self.load > tau).any():
                 return True
-            heavy = heavy[np.argsort(-self.load[heavy], kind="stable")]
-            if not self._round(heavy, tau):
+            if not self._round(tau):
                 return False
         return not (self.load > tau).any()
 
@@ -239,13 +237,15 @@ class BulkSearch:
         if self.rounds >= self.limit:
             return False
         self.rounds += 1
-        heavy = np.flatnonzero(self.load > tau)
-        return self._round(heavy[np.argsort(-self.load[heavy], kind="stable")], tau, reach=False)
+        return self._round(tau, reach=False)
 
-    def _round(self, heavy: np.ndarray, tau: int, reach: bool = True) -> bool:
-        """One swap for as many heavy members as can find one (bringing them to at most
-        ``tau``, or with ``reach`` off lowering them at all); False if none can."""
+    def _round(self, tau: int, reach: bool = True) -> bool:
+        """One swap for as many members above ``tau`` (heaviest first) as can find one
+        (bringing them to at most ``tau``, or with ``reach`` off lowering them at all); False
+        if none can."""
         load, rows = self.load, self.rows
+        heavy = np.flatnonzero(load > tau)
+        heavy = heavy[np.argsort(-load[heavy], kind="stable")]
         n_heavy = len(heavy)
         excess = load[heavy] - tau
         need = excess if reach else np.ones(n_heavy, dtype=np.int64)  # the least d

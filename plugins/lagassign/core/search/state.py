@@ -91,7 +91,9 @@ class State:
         self.moves = group.owned_count - kept
         self.kafka_balance = rule.ranges is None
         self.ranges = rule.ranges or {mid: (n, n) for mid, n in self.count.items()}
-        self._min_count: dict[str, int] | None = None
+        # with frozen counts: the smallest count among each topic's subscribers
+        subscribers = group.subscribers.items() if self.kafka_balance else ()
+        self.fewest = {t: min(self.count[m] for m in subs) for t, subs in subscribers}
         # members that hold only topics they subscribe to: two whose subscriptions share no
         # topic can then exchange nothing
         self._held_subscribed = all(
@@ -124,15 +126,7 @@ class State:
         topic = self.topic[index]
         if topic not in self.topics[mid]:
             return False
-        return not self.kafka_balance or self._fewest(topic) > self.count[mid] - 2
-
-    def _fewest(self, topic: str) -> int:
-        """Smallest count among the topic's subscribers (counts are frozen where this is asked)."""
-        if self._min_count is None:
-            self._min_count = {
-                t: min(self.count[mid] for mid in subs) for t, subs in self.group.subscribers.items()
-            }
-        return self._min_count[topic]
+        return not self.kafka_balance or self.fewest[topic] > self.count[mid] - 2
 
     def receivable(self, taker: str, giver: str) -> tuple[list[Held], list[int]]:
         """The partitions of ``giver`` that ``taker`` may receive, and their lags."""
@@ -149,7 +143,7 @@ class State:
         topics = self.topics[taker]
         if self.kafka_balance:
             count = self.count[taker]
-            topics = frozenset(t for t in topics if self._fewest(t) > count - 2)
+            topics = frozenset(t for t in topics if self.fewest[t] > count - 2)
         held, topic = self.held[giver], self.topic
         if self._held_subscribed and self.topics[giver] <= topics:
             return held, self.lags_of[giver]
