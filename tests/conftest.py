@@ -15,6 +15,8 @@ and ``dev`` (random, five times the examples). Choose with HYPOTHESIS_PROFILE=de
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import secrets
@@ -148,6 +150,34 @@ def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
 def cli():
     """``run_cli`` as a fixture: test modules cannot import this conftest reliably."""
     return run_cli
+
+
+def run_main(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``lagassign ARGS`` run by ``lagassign.cli.main`` in this process, with ``run_cli``'s result:
+    the function the console script calls (``sys.exit(main())``), its exit code and both streams.
+    For tables of inputs, where a process per row would add its start-up and nothing else; the
+    command as a process is what ``run_cli`` runs."""
+    from lagassign.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin, sys.stdin = sys.stdin, io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's refusals, as the interpreter would end them
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["lagassign", *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def cli_main():
+    """``run_main`` as a fixture (session-wide: it holds no state, so hypothesis tests may use it)."""
+    return run_main
 
 
 @pytest.fixture

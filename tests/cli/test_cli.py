@@ -1,4 +1,7 @@
-"""The ``assign`` and ``evaluate`` commands: output shapes of the contract in docs/ARCHITECTURE.md."""
+"""The ``assign`` and ``evaluate`` commands: output shapes of the contract in docs/ARCHITECTURE.md.
+
+The tables (every strategy's output shape, refused values) run the command's ``main`` in this
+process (``cli_main``); the other tests run the installed command (``cli``)."""
 
 from __future__ import annotations
 
@@ -48,8 +51,8 @@ def _check_result_shape(out: dict, strategy: str) -> None:
 
 
 @pytest.mark.parametrize("strategy", [s for s in strategy_names() if s != "constrained-sticky"])
-def test_assign_output_shape(cli, case_file, strategy):
-    done = cli("assign", "--strategy", strategy, case_file(CASE))
+def test_assign_output_shape(cli_main, case_file, strategy):
+    done = cli_main("assign", "--strategy", strategy, case_file(CASE))
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout.count("\n") == 1, "one JSON object on one line"
@@ -184,12 +187,13 @@ def test_a_bare_command_prints_its_usage(cli, argv, commands):
         (["plan", "--groups-file", "MISSING"], "argument --groups-file: cannot read groups file MISSING"),
     ],
 )
-def test_empty_and_out_of_range_values_are_refused_in_one_line(cli, case_file, tmp_path, argv, fragment):
+def test_empty_and_out_of_range_values_are_refused_in_one_line(cli_main, case_file, tmp_path, argv, fragment):
     empty = tmp_path / "groups.yaml"
     empty.write_text("groups: []\n")
     paths = {"CASE": case_file(CASE), "EMPTY": str(empty), "MISSING": str(tmp_path / "nope.yaml")}
     argv = [paths.get(a, a) for a in argv]
-    done = cli(*argv, "--bootstrap-server", "127.0.0.1:1") if argv[0] in ("plan", "watch") else cli(*argv)
+    args = [*argv, "--bootstrap-server", "127.0.0.1:1"] if argv[0] in ("plan", "watch") else argv
+    done = cli_main(*args)
     fragment = next((fragment.replace(k, v) for k, v in paths.items() if k in fragment), fragment)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and fragment in done.stderr, done.stderr

@@ -1,4 +1,7 @@
-"""Bad input: the command exits non-zero with one clear line naming the problem, never a traceback."""
+"""Bad input: the command exits non-zero with one clear line naming the problem, never a traceback.
+
+The tables of bad cases, malformed texts and usage errors run the command's ``main`` in this
+process (``cli_main``); the single cases run the installed command (``cli``)."""
 
 from __future__ import annotations
 
@@ -96,8 +99,8 @@ def _assert_one_clear_line(done, *words: str) -> None:
 
 
 @pytest.mark.parametrize(("case", "words"), [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])
-def test_bad_case_exits_with_one_line(cli, case_file, case, words):
-    done = cli("assign", "--strategy", "range", case_file(case))
+def test_bad_case_exits_with_one_line(cli_main, case_file, case, words):
+    done = cli_main("assign", "--strategy", "range", case_file(case))
     _assert_one_clear_line(done, "lagassign: error:", words)
 
 
@@ -122,10 +125,10 @@ def test_the_good_case_is_accepted(cli, case_file):
         ("[1, 2]", "a case must be a JSON object, got list"),
     ],
 )
-def test_malformed_json(cli, case_file, text, words):
+def test_malformed_json(cli_main, case_file, text, words):
     path = case_file(text)
-    _assert_one_clear_line(cli("assign", "--strategy", "lag", path), path, words)
-    _assert_one_clear_line(cli("evaluate", path), words)
+    _assert_one_clear_line(cli_main("assign", "--strategy", "lag", path), path, words)
+    _assert_one_clear_line(cli_main("evaluate", path), words)
 
 
 def test_malformed_json_on_stdin(cli):
@@ -161,7 +164,7 @@ def test_case_file_not_utf8(cli, tmp_path):
     "argv",
     [("assign", "case.json"), ("assign",), ("frobnicate",), ("evaluate", "--nope", "x.json")],
 )
-def test_usage_errors_are_one_line_too(cli, argv):
+def test_usage_errors_are_one_line_too(cli_main, argv):
     """(A bare ``lagassign`` prints its usage instead: test_cli.test_a_bare_command_prints_its_usage.)"""
-    done = cli(*argv)
+    done = cli_main(*argv)
     _assert_one_clear_line(done, "lagassign: error:")

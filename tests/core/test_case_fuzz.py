@@ -4,18 +4,11 @@ CLI), never with another exception."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lagassign import assign
 from lagassign.core.errors import LagassignError
-
-# The installed console script, as a user runs it (conftest's runner cannot be imported here:
-# tests/kafka has a conftest module of its own).
-LAGASSIGN = str(Path(sys.executable).parent / "lagassign")
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True), st.text(max_size=4)
@@ -75,16 +68,10 @@ def test_assign_never_raises_anything_but_a_lagassign_error(case, strategy):
 
 @settings(max_examples=15)
 @given(cases)
-def test_cli_answers_malformed_cases_with_one_line_and_no_traceback(case):
-    text = json.dumps(case, allow_nan=True)
-    result = subprocess.run(
-        [LAGASSIGN, "assign", "--strategy", "lag", "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def test_cli_answers_malformed_cases_with_one_line_and_no_traceback(cli_main, case):
+    """The command's ``main`` in this process (``cli_main``): an exception it does not turn into
+    one line fails the test as the traceback would."""
+    result = cli_main("assign", "--strategy", "lag", "-", stdin=json.dumps(case, allow_nan=True))
     assert "Traceback" not in result.stderr
     if result.returncode != 0:
         assert result.returncode == 2 and result.stderr.count("\n") == 1
