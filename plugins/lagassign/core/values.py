@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
@@ -60,6 +61,7 @@ _NO_RACKS: frozenset[str] = frozenset()
 _new_tuple = tuple.__new__
 
 
+@dataclass(slots=True, eq=False)
 class PartitionColumns:
     """Every known partition of a group as columns, sorted by topic, then partition number.
 
@@ -69,44 +71,22 @@ class PartitionColumns:
     indices. The lists are shared: read them, never change them.
     """
 
-    __slots__ = (
-        "begin",
-        "committed",
-        "end",
-        "lags",
-        "numbers",
-        "racks",
-        "rates",
-        "spans",
-        "topic_names",
-        "topics",
-    )
+    topics: list[str]
+    numbers: list[int]
+    lags: list[int]
+    begin: list[int | None] | None = None
+    end: list[int | None] | None = None
+    committed: list[int | None] | None = None
+    racks: list[frozenset[str]] | None = None
+    rates: list[float | None] | None = None
+    topic_names: list[str] = field(init=False, repr=False)
+    spans: dict[str, range] = field(init=False, repr=False)
 
-    def __init__(
-        self,
-        topics: list[str],
-        numbers: list[int],
-        lags: list[int],
-        begin: list[int | None] | None = None,
-        end: list[int | None] | None = None,
-        committed: list[int | None] | None = None,
-        racks: list[frozenset[str]] | None = None,
-        rates: list[float | None] | None = None,
-    ) -> None:
-        self.topics = topics
-        self.numbers = numbers
-        self.lags = lags
-        self.begin = begin
-        self.end = end
-        self.committed = committed
-        self.racks = racks
-        self.rates = rates
-        self.topic_names: list[str] = sorted(set(topics))
-        starts = [bisect_left(topics, t) for t in self.topic_names]
-        starts.append(len(topics))
-        self.spans: dict[str, range] = {
-            t: range(starts[i], starts[i + 1]) for i, t in enumerate(self.topic_names)
-        }
+    def __post_init__(self) -> None:
+        self.topic_names = sorted(set(self.topics))
+        starts = [bisect_left(self.topics, t) for t in self.topic_names]
+        starts.append(len(self.topics))
+        self.spans = {t: range(starts[i], starts[i + 1]) for i, t in enumerate(self.topic_names)}
 
     @classmethod
     def of_states(cls, partitions: Mapping[TopicPartition, PartitionState]) -> PartitionColumns:
