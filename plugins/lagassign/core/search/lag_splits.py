@@ -127,20 +127,14 @@ def trade(search: Search, heavy: str, light: str, sizes: list[int]) -> int | Non
     if search.load[heavy] + search.load[light] >= LAG_LIMIT:
         return None
     sides = (_side(search, heavy, light), _side(search, light, heavy))
-    subsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-    def pairs(side: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``_pairs`` of one side, computed once per trade (two kinds share each)."""
-        if (side, size) not in subsets:
-            subsets[side, size] = _pairs(*sides[side], size)
-        return subsets[side, size]
-
+    # each side's subsets of one and of two partitions, built once: two kinds share each
+    subsets = {(side, size): _pairs(*sides[side], size) for side in (0, 1) for size in (1, 2)}
     scored = []
     for kind, (given, taken) in enumerate(((2, 2), (2, 1), (1, 2))):
         if n_heavy - given + taken not in sizes:
             continue
-        sa, a_hi, a_lo = pairs(0, given)
-        sb, b_hi, b_lo = pairs(1, taken)
+        sa, a_hi, a_lo = subsets[0, given]
+        sb, b_hi, b_lo = subsets[1, taken]
         if not len(sa) or not len(sb):
             continue
         at = sb.searchsorted(sa - gap // 2)
