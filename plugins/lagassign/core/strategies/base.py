@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..model import Assignment, GroupSnapshot, TopicPartition
 from ..shared import Shared
@@ -36,15 +36,10 @@ class CertifiedAssignment(Assignment):
     ``optimal``."""
 
     def __init__(
-        self,
-        strategy: str,
-        members: dict[str, list[TopicPartition]] | None = None,
-        withheld: list[TopicPartition] | None = None,
-        notes: list[str] | None = None,
-        proven_optimal: bool = False,
-        proven_catch_up: bool = False,
+        self, *args: Any, proven_optimal: bool = False, proven_catch_up: bool = False, **kwargs: Any
     ) -> None:
-        super().__init__(strategy, members, withheld, notes)
+        """``Assignment``'s arguments, and what the strategy proved."""
+        super().__init__(*args, **kwargs)
         self.proven_optimal = proven_optimal
         #: no plan under the strategy's rules catches up sooner (drain-optimal's exact search)
         self.proven_catch_up = proven_catch_up
