@@ -32,14 +32,14 @@ def shortest(costs: Matrix) -> tuple[Matrix, Matrix]:
     return dist.tolist(), nxt.tolist()
 
 
-def path(nxt: Matrix, start: int, end: int, n: int) -> list[int] | None:
+def path(nxt: Matrix, start: int, end: int) -> list[int] | None:
     """The members along the shortest chain from ``start`` to ``end`` (None if it loops)."""
     found = [start]
     seen: set[int] = set()  # found[1:]: the start may come back only as the end (a cycle)
     at = start
     while True:
         step = nxt[at][end]
-        if step in seen or len(found) > n + 1:
+        if step in seen:
             return None
         found.append(step)
         if step == end:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..model import GroupSnapshot
 from .chains import candidates, cost, path, shortest
-from .handovers import INF, RACK_WEIGHT, Choices, Matrix, edges, variants
+from .handovers import INF, RACK_WEIGHT, edges, variants
 from .holdings import Holdings, Layout, Scope, Steps
 
 #: above this many members, or (partition, eligible member) pairs, the search runs in blocks
@@ -96,13 +96,11 @@ class _Chart:
 
     def __init__(self, state: Holdings, scope: Scope) -> None:
         self.ids = scope.ids
-        self.cost: Matrix
-        self.choices: list[Choices]
         self.cost, self.choices = edges(state, scope)
         self.dist, self.nxt = shortest(self.cost)
 
     def path(self, start: int, end: int) -> list[int] | None:
-        return path(self.nxt, start, end, len(self.ids))
+        return path(self.nxt, start, end)
 
     def variants(self, chain: list[int]) -> list[Steps]:
         return variants(chain, self.cost, self.choices, self.ids)
