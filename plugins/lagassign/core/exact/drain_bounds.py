@@ -31,7 +31,7 @@ Counts = dict[str, tuple[int, int]]
 HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
 
 
-def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
+def proportional_counts(group: GroupSnapshot) -> Counts:
     """Member -> (fewest, most) partitions: floor and ceil of its capacity share of P."""
     caps = capacity(group)
     total = sum(caps.values())
@@ -44,14 +44,19 @@ def proportional_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
     return out
 
 
-def balanced_counts(group: GroupSnapshot) -> dict[str, tuple[int, int]]:
+def balanced_counts(group: GroupSnapshot) -> Counts:
     """Member -> (fewest, most) partitions under lag-optimal's count rule: floor(P/N), ceil(P/N)."""
     floor, extra = divmod(len(group.assignable), len(group.members))
     return dict.fromkeys(group.member_ids, (floor, floor + (extra > 0)))
 
 
-def count_rules(group: GroupSnapshot) -> list[dict[str, tuple[int, int]] | None]:
-    """The counts drain-optimal plans under, each (fewest, most) per member; None: free.
+def free_counts(group: GroupSnapshot) -> Counts:
+    """Member -> (0, P): any count."""
+    return dict.fromkeys(group.member_ids, (0, len(group.assignable)))
+
+
+def count_rules(group: GroupSnapshot) -> list[Counts]:
+    """The counts drain-optimal plans under, each (fewest, most) per member.
 
     With one shared subscription, counts in proportion to capacity, and lag-optimal's
     balanced ones: proportional counts are the rule of thumb for unequal members, but where a
@@ -59,7 +64,7 @@ def count_rules(group: GroupSnapshot) -> list[dict[str, tuple[int, int]] | None]
     not lose to the one that balances messages. With mixed subscriptions counts are free."""
     if group.identical_subscriptions:
         return [proportional_counts(group), balanced_counts(group)]
-    return [None]
+    return [free_counts(group)]
 
 
 def drain_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
@@ -68,11 +73,8 @@ def drain_lower_bound(group: GroupSnapshot, upper: float = math.inf) -> float:
     return min(counts_lower_bound(group, counts, upper) for counts in count_rules(group))
 
 
-def counts_lower_bound(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, upper: float = math.inf
-) -> float:
-    """A largest catch-up time no plan under ``counts`` beats (None: free counts, as with
-    mixed subscriptions).
+def counts_lower_bound(group: GroupSnapshot, counts: Counts, upper: float = math.inf) -> float:
+    """A largest catch-up time no plan under ``counts`` beats.
 
     Besides ``catchup.lower_bound_catch_up``: the slowest k members (for every k) must hold at
     least the partitions the others have no room for, and at best the lightest ones, so
@@ -84,10 +86,8 @@ def counts_lower_bound(
     bound = lower_bound_catch_up(group)
     if not timed(group):
         return bound
-    if counts is None:
-        counts = dict.fromkeys(group.member_ids, (0, len(group.assignable)))
-        if not group.identical_subscriptions:
-            bound = max(bound, readers_drain_bound(group))
+    if not group.identical_subscriptions:
+        bound = max(bound, readers_drain_bound(group))
     lags = sorted(group.lag[tp] for tp in group.assignable)
     rates = sorted(inflow(group)[tp] for tp in group.assignable)
     lag_prefix, rate_prefix = [0, *accumulate(lags)], [0.0, *accumulate(rates)]
@@ -142,6 +142,7 @@ __all__ = [
     "count_rules",
     "counts_lower_bound",
     "drain_lower_bound",
+    "free_counts",
     "proportional_counts",
     "readers_drain_bound",
 ]

@@ -13,10 +13,11 @@ exists under the count rules, within a budget of nodes.
 Example: three equal members, partitions of 6, 5, 4, 3, 2, 2 and 2 seconds of work; whatever
 the search found, the search proves 8 s the best (6+2, 5+3, 4+2+2)::
 
+    >>> from lagassign.core.exact.drain_bounds import free_counts
     >>> from lagassign.core.strategies.examples import example
     >>> g = example({"A": ["t"], "B": ["t"], "C": ["t"]}, {"t": [600, 500, 400, 300, 200, 200, 200]},
     ...             capacities={"A": 100, "B": 100, "C": 100})
-    >>> found = exact_drain(g, None, incumbent=(9.0, 0.0, 0.0))
+    >>> found = exact_drain(g, free_counts(g), incumbent=(9.0, 0.0, 0.0))
     >>> found.proven, found.cost[0], sorted(len(tps) for tps in found.layout.values())
     (True, 8.0, [2, 2, 3])
 """
@@ -50,10 +51,7 @@ class ExactResult:
 
 
 def exact_drain(
-    group: GroupSnapshot,
-    counts: dict[str, tuple[int, int]] | None,
-    incumbent: Cost,
-    budget: int = NODE_BUDGET,
+    group: GroupSnapshot, counts: dict[str, tuple[int, int]], incumbent: Cost, budget: int = NODE_BUDGET
 ) -> ExactResult:
     """Branch and bound below ``incumbent`` (the largest cost of the plan in hand)."""
     search = _Exact(group, counts, incumbent, budget)
@@ -65,15 +63,18 @@ def exact_drain(
     return ExactResult(layout, search.best, finished)
 
 
-def _heaviest_first(group: GroupSnapshot, rates: dict[TopicPartition, float]) -> list[TopicPartition]:
+def heaviest_first(group: GroupSnapshot) -> list[TopicPartition]:
+    """The group's partitions by lag, then inflow, heaviest first (the exact searches' order)."""
+    rates = inflow(group)
     return sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
 
 
 @dataclass
-class _Members:
-    """What both searches read of the members, by place in ``group.member_ids``: capacity,
+class Members:
+    """What the exact searches read of the members, by place in ``group.member_ids``: capacity,
     fewest and most partitions, and the first of the members alike (capacity, subscription,
-    counts): while a member and that first one are both empty, only the first is tried."""
+    counts), which are interchangeable: while a member and that first one are both empty,
+    only the first is tried."""
 
     cap: list[float]
     low: list[int]
@@ -81,11 +82,11 @@ class _Members:
     twin: list[int]
 
     @classmethod
-    def of(cls, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> _Members:
+    def of(cls, group: GroupSnapshot, counts: dict[str, tuple[int, int]]) -> Members:
         members, caps, topics = group.member_ids, capacity(group), group.topics_of
         cap = [caps[m] for m in members]
-        low = [counts[m][0] if counts else 0 for m in members]
-        high = [counts[m][1] if counts else len(group.assignable) for m in members]
+        low = [counts[m][0] for m in members]
+        high = [counts[m][1] for m in members]
         first_of: dict[tuple, int] = {}
         twin = [first_of.setdefault((cap[i], topics[m], low[i], high[i]), i) for i, m in enumerate(members)]
         return cls(cap, low, high, twin)
@@ -107,14 +108,14 @@ class _Exact:
     that may take it and still finish sooner than the best plan, cheapest first."""
 
     def __init__(
-        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None, incumbent: Cost, budget: int
+        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], incumbent: Cost, budget: int
     ) -> None:
         rates = inflow(group)
-        self.tps = _heaviest_first(group, rates)
+        self.tps = heaviest_first(group)
         self.lags = [group.lag[tp] for tp in self.tps]
         self.flows = [rates[tp] for tp in self.tps]
         self.eligible = _eligible(group, self.tps)
-        self.members = _Members.of(group, counts)
+        self.members = Members.of(group, counts)
         n = len(group.members)
         self.load, self.flow = [0] * n, [0.0] * n
         self.held: list[list[int]] = [[] for _ in range(n)]
@@ -220,13 +221,13 @@ class _HeavyBound:
         self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], heavy: int, upper: float, budget: int
     ) -> None:
         rates = inflow(group)
-        tps = _heaviest_first(group, rates)
+        tps = heaviest_first(group)
         top, self.rest = tps[:heavy], tps[heavy:]
         self.lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in self.rest))]
         self.lags = [group.lag[tp] for tp in top]
         self.flows = [rates[tp] for tp in top]
         self.eligible = _eligible(group, top)
-        self.members = _Members.of(group, counts)
+        self.members = Members.of(group, counts)
         n = len(group.members)
         self.load, self.flow, self.held = [0] * n, [0.0] * n, [0] * n
         self.best, self.nodes, self.budget = upper, 0, budget
@@ -274,7 +275,9 @@ __all__ = [
     "HEAVY_BUDGET",
     "MAX_PARTITIONS",
     "ExactResult",
+    "Members",
     "exact_drain",
+    "heaviest_first",
     "heavy_bound",
     "member_cost",
     "sooner",

@@ -24,10 +24,11 @@ Example: three equal members, partitions of 6, 5, 4, 3, 2, 2 and 2 seconds of wo
 9 s and a bound of 7 s: bisection finds 8 s (6+2, 5+3, 4+2+2) and proves nothing finishes by
 less (needs highspy)::
 
+    >>> from lagassign.core.exact.drain_bounds import free_counts
     >>> from lagassign.core.strategies.examples import example
     >>> g = example({"A": ["t"], "B": ["t"], "C": ["t"]}, {"t": [600, 500, 400, 300, 200, 200, 200]},
     ...             capacities={"A": 100, "B": 100, "C": 100})
-    >>> r = bisect_drain(g, None, 9.0, 7.0, budget=10.0)  # doctest: +SKIP
+    >>> r = bisect_drain(g, free_counts(g), 9.0, 7.0, budget=10.0)  # doctest: +SKIP
     >>> r.proven, round(r.upper, 6), sorted(len(tps) for tps in r.layout.values())  # doctest: +SKIP
     (True, 8.0, [2, 2, 3])
 """
@@ -39,8 +40,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..catchup import capacity, inflow, seconds_to_catch_up
+from ..catchup import capacity, inflow, member_times
 from ..model import GroupSnapshot, TopicPartition
+from .drain_branch import Members, heaviest_first
 from .highs import quiet_solver, rowwise_milp
 from .lag_milp import deal_to_owners
 
@@ -58,36 +60,32 @@ class DrainMilpResult:
     upper: float
     lower: float
     proven: bool
-    tests: int
-    seconds: float
 
 
 class _Feasibility:
-    """The bin-packing model for one group; ``test(T)`` rewrites only the load rows."""
+    """The bin-packing model for one group; ``test(T)`` builds it for one time T."""
 
-    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]] | None) -> None:
+    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]]) -> None:
         self.group = group
         self.members = group.member_ids
         self.caps, self.rates = capacity(group), inflow(group)
-        lag = group.lag
-        self.tps = sorted(group.assignable, key=lambda tp: (-lag[tp], -self.rates[tp], tp))
+        self.tps = heaviest_first(group)
+        self.counts = counts
+        # the members alike (``Members.twin``), and each one's place among them
+        twin = Members.of(group, counts).twin
+        self.classes: dict[int, list[str]] = {}
+        rank = []
+        for mi, m in enumerate(self.members):
+            alike = self.classes.setdefault(twin[mi], [])
+            rank.append(len(alike))
+            alike.append(m)
         topics = group.topics_of
-        low = {m: counts[m][0] if counts else 0 for m in self.members}
-        high = {m: counts[m][1] if counts else len(self.tps) for m in self.members}
-        # position of each member within its class of interchangeable members
-        rank: dict[str, int] = {}
-        self.classes: dict[tuple, list[str]] = {}
-        for m in self.members:
-            kind = (self.caps[m], topics[m], low[m], high[m])
-            rank[m] = len(self.classes.setdefault(kind, []))
-            self.classes[kind].append(m)
         self.cols = [
             (pi, mi)
             for pi, tp in enumerate(self.tps)
             for mi, m in enumerate(self.members)
-            if tp.topic in topics[m] and rank[m] <= pi
+            if tp.topic in topics[m] and rank[mi] <= pi
         ]
-        self.low, self.high = low, high
 
     def highs(self, t: float, time_limit: float) -> Any:
         """A HiGHS instance of the model at ``t`` seconds."""
@@ -123,8 +121,9 @@ class _Feasibility:
                 for c in cs
             ]
             row(weights, -inf, t)
-            if self.low[m] > 0 or self.high[m] < len(tps):
-                row([(c, 1.0) for c in cs], float(self.low[m]), float(self.high[m]))
+            low, high = self.counts[m]
+            if low > 0 or high < len(tps):
+                row([(c, 1.0) for c in cs], float(low), float(high))
         binary = ([0.0] * n, [1.0] * n)
         lp = rowwise_milp([0.0] * n, binary, (rows_lo, rows_hi), (starts, idx, val), [True] * n)
         return quiet_solver(lp, time_limit)
@@ -157,29 +156,17 @@ class _Feasibility:
             out.update(deal_to_owners(owner, alike, [layout[m] for m in alike]))
         return out
 
-    def worst(self, layout: Layout) -> float:
-        lag = self.group.lag
-        return max(
-            seconds_to_catch_up(sum(lag[tp] for tp in tps), sum(self.rates[tp] for tp in tps), self.caps[m])
-            for m, tps in layout.items()
-        )
-
 
 def bisect_drain(
-    group: GroupSnapshot,
-    counts: dict[str, tuple[int, int]] | None,
-    upper: float,
-    lower: float,
-    budget: float,
+    group: GroupSnapshot, counts: dict[str, tuple[int, int]], upper: float, lower: float, budget: float
 ) -> DrainMilpResult:
     """Bisection on the largest catch-up time between ``lower`` (a valid bound) and ``upper``
     (the time of the plan in hand) within ``budget`` seconds of solver time."""
     started = time.perf_counter()
     model = _Feasibility(group, counts)
     best: Layout | None = None
-    tests = 0
     if not math.isfinite(upper) or lower <= 0:
-        return DrainMilpResult(None, upper, lower, upper <= lower * (1 + TOLERANCE), 0, 0.0)
+        return DrainMilpResult(None, upper, lower, upper <= lower * (1 + TOLERANCE))
     ceiling = upper  # tests at or above this gave no answer in time: go no lower than needed
     while upper > lower * (1 + TOLERANCE):
         left = budget - (time.perf_counter() - started)
@@ -188,11 +175,10 @@ def bisect_drain(
         t = math.sqrt(upper * (lower if ceiling >= upper else max(lower, ceiling)))
         if not lower < t < upper:
             break
-        tests += 1
         # no single test may take the whole budget: an unanswered one is retried nearer the plan
         status, layout = model.test(t, max(0.01, min(left, budget / 3)))
         if status == "feasible" and layout is not None:
-            found = model.worst(layout)
+            found = max(member_times(group, layout).values())
             if not found < upper:
                 break  # the solver's tolerance at the edge: no progress to make
             best, upper = layout, found
@@ -203,7 +189,7 @@ def bisect_drain(
     if best is not None and group.owner:
         best = model.keep_owners(best)
     proven = upper <= lower * (1 + TOLERANCE)
-    return DrainMilpResult(best, upper, lower, proven, tests, time.perf_counter() - started)
+    return DrainMilpResult(best, upper, lower, proven)
 
 
 __all__ = ["DrainMilpResult", "bisect_drain"]

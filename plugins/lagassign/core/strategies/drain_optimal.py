@@ -126,11 +126,11 @@ class DrainOptimalStrategy(Strategy):
         out.catch_up_bound = bound
         return out
 
-    def _seeds(self, group: GroupSnapshot, counts: Counts | None) -> Iterable[Layout]:
+    def _seeds(self, group: GroupSnapshot, counts: Counts) -> Iterable[Layout]:
         yield _greedy(group, counts, {}, group.assignable)
-        if counts is None:
-            # mixed subscriptions: counts are free, but a search from a plan dealt within the
-            # room either rule of identical subscriptions gives often ends sooner
+        if not group.identical_subscriptions:
+            # counts are free, but a search from a plan dealt within the room either rule of
+            # identical subscriptions gives often ends sooner
             for rule in (proportional_counts(group), balanced_counts(group)):
                 room = {mid: (0, most) for mid, (_, most) in rule.items()}
                 yield _greedy(group, room, {}, group.assignable)
@@ -143,20 +143,13 @@ class DrainOptimalStrategy(Strategy):
         if planned is not None:
             yield _fitted(group, counts, planned)
         if group.owner:
-            kept: Layout = {}
-            left = []
+            owned: Layout = {}
             topics = group.topics_of
-            for tp in sorted(group.assignable, key=lambda tp: (-group.lag[tp], tp)):
+            for tp in group.assignable:
                 held_by = group.owner.get(tp)
-                if (
-                    held_by is not None
-                    and tp.topic in topics[held_by]
-                    and (counts is None or len(kept.get(held_by, ())) < counts[held_by][1])
-                ):
-                    kept.setdefault(held_by, []).append(tp)
-                else:
-                    left.append(tp)
-            yield _greedy(group, counts, kept, left)
+                if held_by is not None and tp.topic in topics[held_by]:
+                    owned.setdefault(held_by, []).append(tp)
+            yield _fitted(group, counts, owned)
 
 
 class _Planner:
@@ -173,23 +166,26 @@ class _Planner:
         #: no member can finish sooner than this (``catchup.lower_bound_catch_up``)
         self.floor = (lower_bound_catch_up(group), 0.0, 0.0)
 
-    def search(self, layout: Layout, counts: Counts | None) -> Search:
-        """A search of catch-up time from ``layout`` under ``counts`` (None: free)."""
+    def search(self, layout: Layout, counts: Counts) -> Search:
+        """A search of catch-up time from ``layout`` under ``counts``."""
         group = self.group
         index = group.index_of
         positions = {mid: [index[tp] for tp in layout.get(mid, ())] for mid in group.member_ids}
-        ranges = counts or dict.fromkeys(group.member_ids, (0, len(group.assignable)))
-        return Search(group, positions, self.objective, CountRule(ranges), self.ties, self.max_moves)
+        return Search(group, positions, self.objective, CountRule(counts), self.ties, self.max_moves)
 
-    def settle(self, counts: Counts | None, best: Search) -> tuple[Search, bool]:
+    def adopt(self, layout: Layout, counts: Counts) -> Search:
+        """An exact solver's plan, its partitions then sent home where that costs nothing."""
+        found = self.search(layout, counts)
+        found.send_home()
+        return found
+
+    def settle(self, counts: Counts, best: Search) -> tuple[Search, bool]:
         """The exact search under ``counts`` (small groups): a plan strictly sooner than
         ``best`` replaces it; True when it proved that no plan under these counts is sooner."""
         exact = exact_drain(self.group, counts, best.max_cost)
         if exact.layout is None:
             return best, exact.proven
-        found = self.search(exact.layout, counts)
-        found.send_home()
-        return found, exact.proven
+        return self.adopt(exact.layout, counts), exact.proven
 
     def polish(self, best: Search, budget: float) -> tuple[Search, bool, float | None]:
         """``exact.drain_milp``'s bisection from the plan under each count rule, ``budget`` shared
@@ -205,9 +201,7 @@ class _Planner:
             if top > lower * (1 + 1e-9):
                 result = bisect_drain(self.group, counts, top, lower, budget / len(self.rules))
                 if result.layout is not None:
-                    best = self.search(result.layout, counts)
-                    best.send_home()
-                    top = result.upper
+                    best, top = self.adopt(result.layout, counts), result.upper
                 lower = result.lower
             lowers.append(lower)
         bound = min(lowers)
@@ -221,24 +215,17 @@ def _plain(group: GroupSnapshot) -> bool:
     return len(set(capacity(group).values())) == 1 and not any(inflow(group).values())
 
 
-def _fitted(group: GroupSnapshot, counts: Counts | None, layout: Layout) -> Layout:
-    """``layout`` within ``counts``: a member above its most keeps its heaviest partitions up
-    to it, and the others are dealt out again as ``_greedy`` deals (then members below their
+def _fitted(group: GroupSnapshot, counts: Counts, layout: Layout) -> Layout:
+    """``layout`` within ``counts``: each member keeps its heaviest partitions of it up to its
+    most, and the group's others are dealt as ``_greedy`` deals (then members below their
     fewest take from members above theirs)."""
-    if counts is None:
-        return layout
     lag = group.lag
-    kept, left = {}, []
-    for mid, tps in layout.items():
-        heaviest = sorted(tps, key=lambda tp: (-lag[tp], tp))
-        kept[mid], rest = heaviest[: counts[mid][1]], heaviest[counts[mid][1] :]
-        left += rest
-    return _greedy(group, counts, kept, left)
+    kept = {mid: sorted(tps, key=lambda tp: (-lag[tp], tp))[: counts[mid][1]] for mid, tps in layout.items()}
+    held = {tp for tps in kept.values() for tp in tps}
+    return _greedy(group, counts, kept, [tp for tp in group.assignable if tp not in held])
 
 
-def _greedy(
-    group: GroupSnapshot, counts: Counts | None, start: Layout, tps: Iterable[TopicPartition]
-) -> Layout:
+def _greedy(group: GroupSnapshot, counts: Counts, start: Layout, tps: Iterable[TopicPartition]) -> Layout:
     """From ``start``: the partitions ``tps``, heaviest first, each to the eligible member with
     room whose catch-up time stays smallest; then members below their fewest take
     partitions from members above theirs, each the one that leaves the two soonest done."""
@@ -261,19 +248,14 @@ def _greedy(
 
     subs = group.subscribers
     for tp in sorted(tps, key=lambda tp: (-lag[tp], -rate[tp], tp)):
-        room = [m for m in subs[tp.topic] if counts is None or len(layout[m]) < counts[m][1]]
+        room = [m for m in subs[tp.topic] if len(layout[m]) < counts[m][1]]
         move(tp, None, min(room or subs[tp.topic], key=lambda m: (cost(m, tp, 1), m)))
-    if counts is not None:
-        for mid in group.member_ids:
-            while len(layout[mid]) < counts[mid][0]:
-                choices = [
-                    (tp, d)
-                    for d in group.member_ids
-                    if d != mid and len(layout[d]) > counts[d][0]
-                    for tp in layout[d]
-                ]
-                tp, donor = min(choices, key=lambda c: (max(cost(mid, c[0], 1), cost(c[1], c[0], -1)), c))
-                move(tp, donor, mid)
+    for mid in group.member_ids:
+        while len(layout[mid]) < counts[mid][0]:
+            donors = [d for d in group.member_ids if d != mid and len(layout[d]) > counts[d][0]]
+            choices = [(tp, d) for d in donors for tp in layout[d]]
+            tp, donor = min(choices, key=lambda c: (max(cost(mid, c[0], 1), cost(c[1], c[0], -1)), c))
+            move(tp, donor, mid)
     return layout
 
 
