@@ -30,6 +30,8 @@ keeps t0-0 and t0-1 and C1 gets t0-2::
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..model import GroupSnapshot, TopicPartition
 from .cooperative import Layout, cooperative_rounds
 from .java_hash import hashmap_order
@@ -108,10 +110,8 @@ class _ConstrainedBuilder:
         taken = {tp for tps in self.held.values() for tp in tps}
         unassigned = sorted(tp for tp in self.group.assignable if tp not in taken)
         if self.prack:
-            by_rack: dict[str, int] = {}
-            for r in self.rack.values():
-                by_rack[r] = by_rack.get(r, 0) + 1
-            unassigned.sort(key=lambda tp: sum(by_rack.get(r, 0) for r in self.prack[tp]))
+            by_rack = Counter(self.rack.values())
+            unassigned.sort(key=lambda tp: sum(by_rack[r] for r in self.prack[tp]))
         return unassigned
 
     def _deal_by_rack(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
