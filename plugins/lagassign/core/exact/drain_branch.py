@@ -103,30 +103,72 @@ def _eligible(group: GroupSnapshot, tps: list[TopicPartition]) -> list[list[int]
     return [[i for i, m in enumerate(group.member_ids) if tp.topic in topics[m]] for tp in tps]
 
 
-class _Exact:
+class _Branch:
+    """What both branch and bounds keep: partitions ``tps`` (heaviest first), each placed on a
+    member that may take it; the members' lag, inflow and partitions so far; the nodes."""
+
+    def __init__(
+        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], tps: list[TopicPartition], budget: int
+    ) -> None:
+        rates = inflow(group)
+        self.lags = [group.lag[tp] for tp in tps]
+        self.flows = [rates[tp] for tp in tps]
+        self.eligible = _eligible(group, tps)
+        self.members = Members.of(group, counts)
+        n = len(group.members)
+        self.load, self.flow = [0] * n, [0.0] * n
+        self.held: list[list[int]] = [[] for _ in range(n)]
+        self.nodes, self.budget = 0, budget
+
+    def cost(self, i: int, at: int) -> Any:
+        """Member ``i``'s cost once it takes partition ``at``."""
+        raise NotImplementedError
+
+    def better(self, cost: Any) -> bool:
+        """Whether ``cost`` is below the best found (a branch at or above it is pruned)."""
+        raise NotImplementedError
+
+    def options(self, at: int) -> list[tuple[Any, int]]:
+        """The members partition ``at`` may go to, with their costs after it, cheapest first."""
+        held, members = self.held, self.members
+        options = []
+        for i in self.eligible[at]:
+            if len(held[i]) >= members.high[i] or members.skipped(i, held):
+                continue
+            c = self.cost(i, at)
+            if self.better(c):
+                options.append((c, i))
+        options.sort()
+        return options
+
+    def place(self, i: int, at: int, sign: int) -> None:
+        """Member ``i`` takes partition ``at`` (``sign`` 1) or gives it back (-1)."""
+        self.load[i] += sign * self.lags[at]
+        self.flow[i] += sign * self.flows[at]
+        if sign > 0:
+            self.held[i].append(at)
+        else:
+            self.held[i].pop()
+
+
+class _Exact(_Branch):
     """``exact_drain``'s branch and bound: partition ``at`` (heaviest first) to each member
     that may take it and still finish sooner than the best plan, cheapest first."""
 
     def __init__(
         self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], incumbent: Cost, budget: int
     ) -> None:
-        rates = inflow(group)
         self.tps = heaviest_first(group)
-        self.lags = [group.lag[tp] for tp in self.tps]
-        self.flows = [rates[tp] for tp in self.tps]
-        self.eligible = _eligible(group, self.tps)
-        self.members = Members.of(group, counts)
-        n = len(group.members)
-        self.load, self.flow = [0] * n, [0.0] * n
-        self.held: list[list[int]] = [[] for _ in range(n)]
+        super().__init__(group, counts, self.tps, budget)
         self.best = incumbent
         self.found: list[list[int]] | None = None  # the best plan's partitions per member
-        self.nodes, self.budget = 0, budget
         self.short = sum(self.members.low)  # partitions the members still need to reach their fewest
 
     def cost(self, i: int, at: int) -> Cost:
-        """Member ``i``'s cost once it takes partition ``at``."""
         return member_cost(self.load[i] + self.lags[at], self.flow[i] + self.flows[at], self.members.cap[i])
+
+    def better(self, cost: Cost) -> bool:
+        return sooner(cost, self.best)
 
     def visit(self, at: int) -> bool:
         """Every plan from partition ``at`` on; False when the budget ran out."""
@@ -139,40 +181,18 @@ class _Exact:
         if self.short > len(self.tps) - at:
             return True
         held, low = self.held, self.members.low
-        for i in self._options(at):
+        for _, i in self.options(at):
             if not sooner(self.cost(i, at), self.best):
                 continue  # the best plan got better since the options were listed
             filled = len(held[i]) < low[i]
-            self._place(i, at, 1)
+            self.place(i, at, 1)
             self.short -= filled
             ok = self.visit(at + 1)
             self.short += filled
-            self._place(i, at, -1)
+            self.place(i, at, -1)
             if not ok:
                 return False
         return True
-
-    def _options(self, at: int) -> list[int]:
-        """The members partition ``at`` may go to, their cost after it smallest first."""
-        held, members = self.held, self.members
-        options = []
-        for i in self.eligible[at]:
-            if len(held[i]) >= members.high[i] or members.skipped(i, held):
-                continue
-            c = self.cost(i, at)
-            if sooner(c, self.best):
-                options.append((c, i))
-        options.sort()
-        return [i for _, i in options]
-
-    def _place(self, i: int, at: int, sign: int) -> None:
-        """Member ``i`` takes partition ``at`` (``sign`` 1) or gives it back (-1)."""
-        self.load[i] += sign * self.lags[at]
-        self.flow[i] += sign * self.flows[at]
-        if sign > 0:
-            self.held[i].append(at)
-        else:
-            self.held[i].pop()
 
     def _finish(self) -> None:
         """A plan, when every member holds its fewest: kept when sooner than the best."""
@@ -213,24 +233,18 @@ def heavy_bound(
     return search.best if search.visit(0, base) else None
 
 
-class _HeavyBound:
+class _HeavyBound(_Branch):
     """``heavy_bound``'s branch and bound: heavy partition ``at`` to each member that may take
     it, the largest time so far ``worst``, pruned at the best found."""
 
     def __init__(
         self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], heavy: int, upper: float, budget: int
     ) -> None:
-        rates = inflow(group)
         tps = heaviest_first(group)
         top, self.rest = tps[:heavy], tps[heavy:]
+        super().__init__(group, counts, top, budget)
         self.lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in self.rest))]
-        self.lags = [group.lag[tp] for tp in top]
-        self.flows = [rates[tp] for tp in top]
-        self.eligible = _eligible(group, top)
-        self.members = Members.of(group, counts)
-        n = len(group.members)
-        self.load, self.flow, self.held = [0] * n, [0.0] * n, [0] * n
-        self.best, self.nodes, self.budget = upper, 0, budget
+        self.best = upper
 
     def time_of(self, i: int, extra_lag: int, extra_flow: float, n: int) -> float:
         """Member ``i``'s time holding ``n`` heavy partitions and these extras, topped up to its
@@ -238,6 +252,12 @@ class _HeavyBound:
         need = min(len(self.rest), max(0, self.members.low[i] - n))
         load = self.load[i] + extra_lag + self.lag_fill[need]
         return seconds_to_catch_up(load, self.flow[i] + extra_flow, self.members.cap[i])
+
+    def cost(self, i: int, at: int) -> float:
+        return self.time_of(i, self.lags[at], self.flows[at], len(self.held[i]) + 1)
+
+    def better(self, cost: float) -> bool:
+        return cost < self.best
 
     def visit(self, at: int, worst: float) -> bool:
         """Every placement from heavy partition ``at`` on; False when the budget ran out."""
@@ -247,25 +267,12 @@ class _HeavyBound:
         self.nodes += 1
         if self.nodes > self.budget:
             return False
-        held, members = self.held, self.members
-        options = []
-        for i in self.eligible[at]:
-            if held[i] >= members.high[i] or members.skipped(i, held):
-                continue
-            t = self.time_of(i, self.lags[at], self.flows[at], held[i] + 1)
-            if t < self.best:
-                options.append((t, i))
-        options.sort()
-        for t, i in options:
+        for t, i in self.options(at):
             if t >= self.best:
                 continue
-            self.load[i] += self.lags[at]
-            self.flow[i] += self.flows[at]
-            held[i] += 1
+            self.place(i, at, 1)
             ok = self.visit(at + 1, max(worst, t))
-            held[i] -= 1
-            self.load[i] -= self.lags[at]
-            self.flow[i] -= self.flows[at]
+            self.place(i, at, -1)
             if not ok:
                 return False
         return True
