@@ -276,7 +276,7 @@ def _can_gain(state: Holdings, scope: Scope) -> bool:
                 return True
             if state.racks:
                 racks = state.group.partitions[tp].racks
-                if rack[mid] not in racks and any(rack[s] in racks for s in scope.subscribers[tp.topic]):
+                if rack[mid] not in racks and any(rack[s] in racks for s, _ in scope.takers[tp.topic]):
                     return True
     return False
 

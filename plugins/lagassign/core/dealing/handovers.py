@@ -107,11 +107,10 @@ def _rack_row(state: Holdings, scope: Scope, giver: str) -> tuple[list[int], Cho
     for tp in state.held[giver]:
         racks = group.partitions[tp].racks
         leave = value(giver, tp, racks)
-        for taker in scope.subscribers[tp.topic]:
+        for taker, t in scope.takers[tp.topic]:
             if taker == giver:
                 continue
             c = leave - value(taker, tp, racks)
-            t = scope.index[taker]
             per_topic = choices.setdefault(t, {})
             best = per_topic.get(tp.topic)
             if best is None or c < best[0]:

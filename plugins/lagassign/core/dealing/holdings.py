@@ -136,9 +136,8 @@ class Scope:
         #: per giver, what it held (in order) when its hand-overs were last worked, and them
         #: (``handovers.edges``)
         self.givers: dict[str, tuple] = {}
-        #: per topic, its subscribers in the scope, in the group's order
-        self.subscribers = {
-            t: [mid for mid in subs if mid in self.index] for t, subs in group.subscribers.items()
+        #: per topic, its subscribers in the scope (in the group's order) with their index
+        self.takers = {
+            t: [(mid, self.index[mid]) for mid in subs if mid in self.index]
+            for t, subs in group.subscribers.items()
         }
-        #: per topic, its subscribers in the scope with their index
-        self.takers = {t: [(mid, self.index[mid]) for mid in subs] for t, subs in self.subscribers.items()}
