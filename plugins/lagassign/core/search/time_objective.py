@@ -124,18 +124,19 @@ class TimeObjective:
     ) -> tuple[int, int] | None:
         return None  # inflow counts too: each q is checked
 
-    def _weigh(
+    def _pick(
         self,
         search: Search,
         heavy: str,
         other: int | np.ndarray,
-        lag: np.ndarray,
-        flow: np.ndarray,
-        moves: np.ndarray,
-    ) -> tuple[Costs, np.ndarray]:
-        """Candidates moving ``lag`` and ``flow`` from ``heavy`` to member index ``other`` (and
-        ``moves`` more moves): the larger cost of the two after each, and whether both then
-        finish sooner than ``heavy`` now, within ``max_moves``."""
+        change: tuple[np.ndarray, np.ndarray, np.ndarray],
+        ok: np.ndarray | bool = True,
+        ties: tuple[np.ndarray, ...] = (),
+    ) -> np.ndarray:
+        """Candidates passing ``change`` (lag, inflow, moves) from ``heavy`` to member index
+        ``other``, best first: those (of ``ok``) after which both finish sooner than ``heavy``
+        now, within ``max_moves``, by the larger cost after, then moves, ``ties``, their order."""
+        lag, flow, moves = change
         ids = search.group.member_ids
         load = np.array([search.load[m] for m in ids], dtype=np.float64)
         flows = np.array([search.flow[m] for m in ids], dtype=np.float64)
@@ -144,19 +145,12 @@ class TimeObjective:
             member_costs(load[h] - lag, flows[h] - flow, self.cap[h]),
             member_costs(load[other] + lag, flows[other] + flow, self.cap[other]),
         )
-        ok = _sooner(after, search.cost[heavy])
+        ok = ok & _sooner(after, search.cost[heavy])
         if search.max_moves is not None:
             ok &= search.moves + moves <= search.max_moves
-        return after, ok
-
-    def _pick(
-        self, search: Search, heavy: str, light: str, lag: np.ndarray, flow: np.ndarray, moves: np.ndarray
-    ) -> np.ndarray:
-        """``_weigh``'s allowed candidates with ``light``, best first: by the larger cost after,
-        then moves, then their order."""
-        after, ok = self._weigh(search, heavy, search.group.member_index[light], lag, flow, moves)
         rows = ok.nonzero()[0]  # ascending: the sort is stable, so equals keep their order
-        return rows[np.lexsort((moves[rows], after[2][rows], after[1][rows], after[0][rows]))]
+        keys = [key[rows] for key in (*ties[::-1], moves, after[2], after[1], after[0])]
+        return rows[np.lexsort(keys)]
 
     def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
         """``best_exchange_any`` with ``light`` alone."""
@@ -186,16 +180,16 @@ class TimeObjective:
         i = np.repeat(np.arange(len(mine)), len(back))
         col = np.tile(np.arange(len(back)), len(mine))
         p, q, o = mine[i], back[col], holder[col]
-        lag, rate = self.lags[p] - self.lags[q], self.rates[p] - self.rates[q]
-        moves = self._moved(p, h, o) + self._moved(q, o, h)
-        after, ok = self._weigh(search, heavy, o, lag, rate, moves)
-        ok &= self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
-        rows = ok.nonzero()[0]
-        if not len(rows):
+        change = (
+            self.lags[p] - self.lags[q],
+            self.rates[p] - self.rates[q],
+            self._moved(p, h, o) + self._moved(q, o, h),
+        )
+        ok = self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
+        best = self._pick(search, heavy, o, change, ok, ties=(rank[o], col >= len(takers)))
+        if not len(best):
             return None
-        # rows ascend by (i, col), which the stable sort keeps among equals
-        keys = (col[rows] >= len(takers), rank[o[rows]], moves[rows], after[2][rows], after[1][rows])
-        k = int(rows[np.lexsort((*keys, after[0][rows]))[0]])
+        k = int(best[0])
         returned = None if q[k] == self.nothing else (int(self.lags[q[k]]), int(q[k]))
         return ids[int(o[k])], (search.held[heavy][int(i[k])], returned)
 
@@ -214,7 +208,7 @@ class TimeObjective:
         lags, rates = self.lags[parts], self.rates[parts]
         index = search.group.member_index
         to_light = self._moved(parts, index[heavy], index[light]).astype(np.float64)
-        best = self._pick(search, heavy, light, passes @ lags, passes @ rates, passes @ to_light)
+        best = self._pick(search, heavy, index[light], (passes @ lags, passes @ rates, passes @ to_light))
         allowed = (int(masks[k]) for k in best.tolist())
         return next((mask for mask in allowed if search.split_allowed(heavy, light, mask)), None)
 
@@ -233,9 +227,8 @@ class TimeObjective:
                 moves.append((a[3][:, None] + b[3]).ravel())
         if not lag:
             return None
-        best = self._pick(
-            search, heavy, light, np.concatenate(lag), np.concatenate(flow), np.concatenate(moves)
-        )
+        change = (np.concatenate(lag), np.concatenate(flow), np.concatenate(moves))
+        best = self._pick(search, heavy, search.group.member_index[light], change)
         starts = np.cumsum([0] + [len(x) for x in lag])
         keep_all = (1 << n_heavy) - 1
         for k in best.tolist():
