@@ -99,7 +99,8 @@ def test_one_group_in_full() -> None:
     assert text.splitlines()[-1].split() == ["t-0", "10,600", "4,600", "6,000", "10", "min", "-", "OK"]
 
 
-def test_bad_input_is_one_line_and_exit_2(cli) -> None:
+def test_bad_input_is_one_line_and_exit_2(cli_main) -> None:
+    """A table of inputs: the command's ``main`` in this process (``cli_main``)."""
     for args, message in (
         (["groups", "show"], "expected `lagassign groups` or `lagassign groups show GROUP`"),
         (["groups", "list", "x"], "expected `lagassign groups` or `lagassign groups show GROUP`"),
@@ -109,7 +110,7 @@ def test_bad_input_is_one_line_and_exit_2(cli) -> None:
         (["groups", "--groups", "orders-["], "--groups 'orders-[' is not a valid regex"),
         (["groups", "--window", "0"], "expected a positive number of seconds"),
     ):
-        r = cli(*args)
+        r = cli_main(*args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
