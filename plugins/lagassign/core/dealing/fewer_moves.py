@@ -172,7 +172,7 @@ def _repair(state: Holdings, scope: Scope, below: int) -> int | None:
         return _chains(state, scope, below)
     chart = _Chart(state, scope)
     ids = chart.ids
-    for _, chain, swap in _mending_chains(state.group, scope, chart, breaches, below):
+    for _, chain, swap in _mending_chains(scope, chart, breaches, below):
         gain = cost(chain, chart.cost)
         first = chart.choices[chain[0]][chain[1]][swap] if swap is not None else None
         if first is not None:
@@ -195,7 +195,7 @@ def _repair(state: Holdings, scope: Scope, below: int) -> int | None:
 
 
 def _mending_chains(
-    group: GroupSnapshot, scope: Scope, chart: _Chart, breaches: list[Breach], below: int
+    scope: Scope, chart: _Chart, breaches: list[Breach], below: int
 ) -> list[tuple[int, list[int], str | None]]:
     """(cost, chain, swapped topic) of chains that may mend one of the first breaches,
     cheapest first: the fuller member either swaps the topic's partition for another (a cycle
@@ -206,8 +206,7 @@ def _mending_chains(
     found: list[tuple[int, list[int], str | None]] = []
     for full, topic, empty in breaches[:_BREACHES_LOOKED_AT]:
         f, e = index[full], index[empty]
-        for taker in group.subscribers[topic]:
-            t = index[taker]
+        for _, t in scope.takers[topic]:
             first = chart.choices[f].get(t, {}).get(topic)
             if first is None or dist[t][f] >= INF // 2 or first[0] + dist[t][f] >= below:
                 continue
