@@ -148,7 +148,7 @@ class PartitionColumns:
 
 
 class Assignment:
-    """What a strategy returns: partitions per member, plus what the strategy wants reported.
+    """What a strategy returns: partitions per member, and those it withholds (cooperative-sticky).
 
     Made from TopicPartitions per member (``members``), or with ``Assignment.indexed`` from
     partition indices per member (strategies that work on indices): then ``members`` is made
@@ -160,12 +160,10 @@ class Assignment:
         strategy: str,
         members: dict[str, list[TopicPartition]] | None = None,
         withheld: list[TopicPartition] | None = None,
-        notes: list[str] | None = None,
     ) -> None:
         self.strategy = strategy
         self._members = members
         self.withheld = withheld
-        self.notes: list[str] = [] if notes is None else notes
         self._indexed: dict[str, list[int]] | None = None
         self._group: GroupSnapshot | None = None
 
@@ -176,12 +174,11 @@ class Assignment:
         group: GroupSnapshot,
         positions: dict[str, list[int]],
         withheld: list[TopicPartition] | None = None,
-        notes: list[str] | None = None,
         **fields: Any,
     ) -> Self:
         """An assignment given as sorted partition indices of ``group`` per member id;
         ``fields`` go to a subclass's constructor (e.g. ``proven_optimal``)."""
-        out = cls(strategy, None, withheld, notes, **fields)
+        out = cls(strategy, None, withheld, **fields)
         out._indexed = positions
         out._group = group
         return out
@@ -194,12 +191,6 @@ class Assignment:
             self._members = {mid: list(map(tps.__getitem__, idx)) for mid, idx in self._indexed.items()}
         return self._members
 
-    @members.setter
-    def members(self, value: dict[str, list[TopicPartition]]) -> None:
-        self._members = value
-        self._indexed = None
-        self._group = None
-
     def positions(self, group: GroupSnapshot) -> dict[str, list[int]]:
         """Partition indices of ``group`` per member (KeyError for a partition it does not know)."""
         if self._indexed is not None and self._group is group:
@@ -208,7 +199,7 @@ class Assignment:
         return {mid: list(map(index.__getitem__, tps)) for mid, tps in self.members.items()}
 
     def _fields(self) -> tuple:
-        return (type(self), self.strategy, self.members, self.withheld, self.notes)
+        return (type(self), self.strategy, self.members, self.withheld)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Assignment) and self._fields() == other._fields()
