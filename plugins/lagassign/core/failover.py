@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .evaluate import evaluate_group
-from .liveness import Liveness
+from .liveness import DEFAULT_SESSION_TIMEOUT_MS, Liveness
 from .model import GroupSnapshot
 from .results import GroupEvaluation
 
@@ -81,7 +81,7 @@ def membership_change(
             continue
         if gone.why == "never announced":
             waited = now_ms - (announced_since_ms if announced_since_ms is not None else now_ms)
-            if waited < (liveness.session_timeout_ms or 30_000):
+            if waited < (liveness.session_timeout_ms or DEFAULT_SESSION_TIMEOUT_MS):
                 continue
         died[instance] = gone.why
     joined = tuple(sorted(alive - planned))

@@ -67,12 +67,8 @@ def inflow_rates(
     history: Mapping[K, Sequence[Point]], now: Mapping[K, Point], min_span: float = MIN_SPAN_S
 ) -> dict[K, float]:
     """``inflow_rate`` for every key of ``now`` whose rate is known (the others are left out)."""
-    out = {}
-    for key, point in now.items():
-        rate = inflow_rate(history.get(key, ()), point, min_span)
-        if rate is not None:
-            out[key] = rate
-    return out
+    rates = {key: inflow_rate(history.get(key, ()), point, min_span) for key, point in now.items()}
+    return {key: rate for key, rate in rates.items() if rate is not None}
 
 
 def lag_seconds(history: Iterable[Point], position: int) -> float | None:
