@@ -49,8 +49,6 @@ RESORT_EVERY = 16
 class Objective(Protocol):
     """What a member costs and which exchange between two members is best (``objectives``)."""
 
-    #: whether a member's cost depends on its partitions' inflow (the search then keeps it)
-    timed: bool
     #: pools of two members' partitions up to this size are re-split
     resplit_max: int
 

@@ -19,7 +19,6 @@ from .state import State
 class LagObjective:
     """A member costs its total lag (see the module doc)."""
 
-    timed = False
     #: the first exchange the cheapest members allow: with lag, the cheapest partner is the
     #: one the heavy member can come closest to the mean with
     best_partner = False

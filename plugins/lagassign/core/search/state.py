@@ -77,13 +77,9 @@ class State:
         # each member's lags, in the order of its held list: kept alongside it on every change
         self.lags_of = {mid: [lag for lag, _ in held] for mid, held in self.held.items()}
         self.load = {mid: sum(lg) for mid, lg in self.lags_of.items()}
-        # inflow per partition index and per member, kept only where the objective reads it
-        self.rates: list[float] = []
-        self.flow: dict[str, float] = {}
-        if objective.timed:
-            rates = group.columns.rates or [None] * len(lags)
-            self.rates = [r or 0.0 for r in rates]
-            self.flow = {mid: sum(self.rates[i] for i in idx) for mid, idx in layout.items()}
+        # inflow per partition index and per member (what a timed cost reads besides lag)
+        self.rates = [r or 0.0 for r in group.columns.rates or [None] * len(lags)]
+        self.flow = {mid: sum(self.rates[i] for i in idx) for mid, idx in layout.items()}
         self.count = {mid: len(held) for mid, held in self.held.items()}
         # owned partitions that end with another owner, or with none (also those the group does
         # not list, or whose topic nobody subscribes to any more: they move whatever we do)
@@ -104,9 +100,7 @@ class State:
         self._receives_all = (
             not self.kafka_balance and self._held_subscribed and len({self.topics[m] for m in self.held}) == 1
         )
-        self.cost = {
-            mid: objective.cost_with(self, mid, self.load[mid], self.flow.get(mid, 0.0)) for mid in self.held
-        }
+        self.cost = {mid: objective.cost_with(self, mid, self.load[mid], self.flow[mid]) for mid in self.held}
         # (cost, tie, member) of every member: the cheapest first, the costliest last (kept by
         # the state; others read it, never change it)
         self.ranked: list[tuple[Any, bytes, str]] = sorted((c, ties[m], m) for m, c in self.cost.items())
@@ -221,9 +215,8 @@ class State:
         lags.insert(i, p[0])
         self.load[giver] -= p[0]
         self.load[taker] += p[0]
-        if self.rates:
-            self.flow[giver] -= self.rates[p[1]]
-            self.flow[taker] += self.rates[p[1]]
+        self.flow[giver] -= self.rates[p[1]]
+        self.flow[taker] += self.rates[p[1]]
         self.count[giver] -= 1
         self.count[taker] += 1
         self._derived.pop(giver, None)
@@ -234,7 +227,7 @@ class State:
         for m in members:
             old = (self.cost[m], self.tie[m], m)
             del self.ranked[bisect_left(self.ranked, old)]
-            self.cost[m] = self.objective.cost_with(self, m, self.load[m], self.flow.get(m, 0.0))
+            self.cost[m] = self.objective.cost_with(self, m, self.load[m], self.flow[m])
             insort(self.ranked, (self.cost[m], self.tie[m], m))
 
     def heaviest(self) -> str:
@@ -244,21 +237,20 @@ class State:
 
     def cost_after(self, mid: str, out: Held | None, into: Held | None) -> Any:
         """``mid``'s cost after giving ``out`` away and taking ``into``."""
-        load, flow = self.load[mid], self.flow.get(mid, 0.0)
+        load, flow = self.load[mid], self.flow[mid]
         if out is not None:
-            load, flow = load - out[0], flow - (self.rates[out[1]] if self.rates else 0.0)
+            load, flow = load - out[0], flow - self.rates[out[1]]
         if into is not None:
-            load, flow = load + into[0], flow + (self.rates[into[1]] if self.rates else 0.0)
+            load, flow = load + into[0], flow + self.rates[into[1]]
         return self.objective.cost_with(self, mid, load, flow)
 
     def _split_cost(self, heavy: str, light: str, keep: int) -> Any:
         """The larger cost of the two after ``heavy`` keeps mask ``keep`` of both's partitions."""
         pool = self.held[heavy] + self.held[light]
-        rates = self.rates or [0.0] * len(self.topic)
         lag = sum(p[0] for i, p in enumerate(pool) if keep >> i & 1)
-        flow = sum(rates[p[1]] for i, p in enumerate(pool) if keep >> i & 1)
+        flow = sum(self.rates[p[1]] for i, p in enumerate(pool) if keep >> i & 1)
         total_lag = self.load[heavy] + self.load[light]
-        total_flow = self.flow.get(heavy, 0.0) + self.flow.get(light, 0.0)
+        total_flow = self.flow[heavy] + self.flow[light]
         return max(
             self.objective.cost_with(self, heavy, lag, flow),
             self.objective.cost_with(self, light, total_lag - lag, total_flow - flow),
