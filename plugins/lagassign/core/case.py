@@ -25,7 +25,7 @@ from .case_rules import (
     follow_rules,
 )
 from .errors import CaseError
-from .lag import RESET_POLICIES, partition_lag
+from .lag import RESET_POLICIES, lag_of_checked_offsets
 from .model import GroupSnapshot, Member, PartitionColumns, PartitionState, TopicPartition, gc_paused
 
 __all__ = ["load_case_text", "offset_columns", "parse_case", "partition_columns"]
@@ -67,10 +67,9 @@ def _partition_state(entry: Any, index: int, reset: str) -> PartitionState:
         if given is None:
             raise CaseError(f"{where}: needs 'lag' or an 'end' offset")
         return PartitionState(tp, given, begin, end, committed, racks, rate)
-    try:
-        computed = partition_lag(end, committed, begin, reset)
-    except CaseError as exc:  # begin beyond end
-        raise CaseError(f"{where}: {exc}") from None
+    if begin is not None and begin > end:  # the offsets' other rules are checked above
+        raise CaseError(f"{where}: begin offset {begin} is beyond end offset {end}")
+    computed = lag_of_checked_offsets(end, committed, begin, reset)
     if given is not None and given != computed:
         raise CaseError(f"{where}: 'lag' {given} disagrees with its offsets, which give {computed}")
     return PartitionState(tp, computed, begin, end, committed, racks, rate)
