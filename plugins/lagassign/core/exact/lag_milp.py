@@ -167,10 +167,6 @@ class _Model:
     def t_col(self) -> int:
         return len(self.cols)
 
-    @property
-    def n_cols(self) -> int:
-        return len(self.cols) + 1 + len(self.y_cols)
-
     @classmethod
     def of(cls, group: GroupSnapshot, count_slack: int, max_moves: int | None) -> _Model:
         lag = group.lag
@@ -260,7 +256,7 @@ class _Model:
     def start_vector(self, start: Layout) -> list[float]:
         """Column values of a layout, for the solver's first incumbent."""
         where = {tp: self.index[mid] for mid, held in start.items() for tp in held}
-        vec = [0.0] * self.n_cols
+        vec = [0.0] * (self.t_col + 1 + len(self.y_cols))
         for c, (pi, mi) in enumerate(self.cols):
             if where.get(self.tps[pi]) == mi:
                 vec[c] = 1.0

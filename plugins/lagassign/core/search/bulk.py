@@ -107,12 +107,8 @@ def applies(group: GroupSnapshot, max_moves: int | None, count_slack: int, rack:
 
 def _apart(group: GroupSnapshot) -> bool:
     """No topic in two subscriptions: each subscription's members only trade among themselves."""
-    seen: set[str] = set()
-    for topics in group.subscriptions:
-        if not seen.isdisjoint(topics):
-            return False
-        seen |= topics
-    return True
+    subscriptions = group.subscriptions
+    return sum(map(len, subscriptions)) == len(set().union(*subscriptions))
 
 
 def _shares(group: GroupSnapshot) -> list[tuple[list[str], np.ndarray]]:
