@@ -1,7 +1,9 @@
 """The plans pages without a server: moves, SVG chart, HTML (escaped), filters, login gate.
 
 Plans are built with a real AuditStore (SQLite in tmp_path) from real evaluations and gate
-decisions, so the pages see exactly the dicts the store returns.
+decisions, so the pages see exactly the dicts the store returns. ``workflow.ui`` (FastAPI and
+Airflow, over a second to load) is imported by the tests that use it, so that ``make unit``,
+which collects this module but runs none of it, does not load it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
 from lagassign.workflow import plans_page
-from lagassign.workflow.ui import BadRequest, parse_filters
 from testpaths import REPO
 
 pytestmark = pytest.mark.airflow
@@ -285,6 +286,8 @@ def test_error_page_escapes_its_message() -> None:
 
 
 def test_filters_accept_dates_and_times() -> None:
+    from lagassign.workflow.ui import parse_filters  # loads Airflow's FastAPI: not at collection
+
     f = parse_filters(" orders ", "2026-05-01", "2026-05-02T06:30", 20)
     assert f == {
         "group": "orders",
@@ -307,6 +310,8 @@ def test_filters_accept_dates_and_times() -> None:
 def test_bad_filters_say_what_is_wrong(
     since: str | None, until: str | None, limit: int, message: str
 ) -> None:
+    from lagassign.workflow.ui import BadRequest, parse_filters
+
     with pytest.raises(BadRequest, match=re.escape(message)):
         parse_filters(None, since, until, limit)
 
