@@ -35,6 +35,7 @@ less (needs highspy)::
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -88,45 +89,38 @@ class _Feasibility:
         ]
 
     def highs(self, t: float, time_limit: float) -> Any:
-        """A HiGHS instance of the model at ``t`` seconds."""
+        """A HiGHS instance of the model at ``t`` seconds: every partition on one member, every
+        member done by ``t`` and within its counts; rows as {column: coefficient}."""
         import highspy
 
-        lag, members, tps = self.group.lag, self.members, self.tps
-        n = len(self.cols)
-        rows_lo: list[float] = []
-        rows_hi: list[float] = []
-        starts, idx, val = [0], [], []
-
-        def row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-            for c, v in entries:
-                idx.append(c)
-                val.append(v)
-            starts.append(len(idx))
-            rows_lo.append(lo)
-            rows_hi.append(hi)
-
+        lag, tps = self.group.lag, self.tps
         by_part: list[list[int]] = [[] for _ in tps]
-        by_member: list[list[int]] = [[] for _ in members]
+        by_member: list[list[int]] = [[] for _ in self.members]
         for c, (pi, mi) in enumerate(self.cols):
             by_part[pi].append(c)
             by_member[mi].append(c)
-        for cs in by_part:
-            row([(c, 1.0) for c in cs], 1.0, 1.0)
-        inf = highspy.kHighsInf
-        for mi, cs in enumerate(by_member):
-            m = members[mi]
+        rows = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in by_part]
+        for m, cs in zip(self.members, by_member, strict=True):
             # work in seconds: (L + T R) / c <= T
-            weights = [
-                (c, (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m])
+            work = {
+                c: (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m]
                 for c in cs
-            ]
-            row(weights, -inf, t)
+            }
+            rows.append((work, -highspy.kHighsInf, t))
             low, high = self.counts[m]
             if low > 0 or high < len(tps):
-                row([(c, 1.0) for c in cs], float(low), float(high))
-        binary = ([0.0] * n, [1.0] * n)
-        lp = rowwise_milp([0.0] * n, binary, (rows_lo, rows_hi), (starts, idx, val), [True] * n)
-        return quiet_solver(lp, time_limit)
+                rows.append((dict.fromkeys(cs, 1.0), float(low), float(high)))
+        starts = [0, *itertools.accumulate(len(row) for row, _, _ in rows)]
+        matrix = (
+            starts,
+            [c for row, _, _ in rows for c in row],
+            [v for row, _, _ in rows for v in row.values()],
+        )
+        bounds = ([lo for _, lo, _ in rows], [hi for _, _, hi in rows])
+        n = len(self.cols)
+        return quiet_solver(
+            rowwise_milp([0.0] * n, ([0.0] * n, [1.0] * n), bounds, matrix, [True] * n), time_limit
+        )
 
     def test(self, t: float, time_limit: float) -> tuple[str, Layout | None]:
         """('feasible', a plan finishing by ``t``), ('infeasible', None) or ('unknown', None)."""
