@@ -48,12 +48,7 @@ def member_costs(load: np.ndarray, flow: np.ndarray, cap: float | np.ndarray) ->
     with np.errstate(divide="ignore", invalid="ignore"):
         seconds = load / free
     done = (load <= 0) & (free >= 0)
-    never = free <= 0
-    if not never.any():
-        seconds[done] = 0.0
-        zeros = np.zeros_like(seconds)
-        return seconds, zeros, zeros
-    never &= ~done
+    never = (free <= 0) & ~done
     seconds[never] = math.inf
     seconds[done] = 0.0
     return seconds, np.where(never, -free, 0.0), np.where(never, load, 0.0)
