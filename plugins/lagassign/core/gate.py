@@ -189,10 +189,9 @@ class _Gate:
             for r in results
             if r.strategy != BASELINE and r.complete and (allowed is None or r.strategy in allowed)
         ]
-        within = [
-            r for r in self.complete if self.max_moves is None or _metrics(r)["moves"] <= self.max_moves
-        ]
-        self.best = best_of(within)
+        self.best = best_of(
+            self.complete, lambda r: self.max_moves is None or _metrics(r)["moves"] <= self.max_moves
+        )
         self.measured: dict[str, Any] = {
             "current_max_lag": self.cur_max,
             "current_imbalance": cur_imbalance,
