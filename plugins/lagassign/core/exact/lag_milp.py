@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..bounds import count_range
@@ -116,7 +116,7 @@ def solve(
     import highspy
 
     started = time.perf_counter()
-    model = _Model.of(group, count_slack, max_moves)
+    model = _Model(group, count_slack, max_moves)
     h = quiet_solver(model.highs_lp(known_bound), time_limit, mip_rel_gap=0.0, mip_abs_gap=0.999)
     if start is not None:
         if model.symmetric:
@@ -144,53 +144,40 @@ def solve(
     return ExactResult(layout, max_lag, bound, optimal, time.perf_counter() - started, status)
 
 
-@dataclass
 class _Model:
     """The mixed-integer model as plain lists: columns x[p, m] for eligible (partition, member)
     pairs, then T (the max lag, minimised), then (mixed subscriptions) y[m, t] for "member m
     holds a partition of topic t"; rows in compressed row form."""
 
-    group: GroupSnapshot
-    tps: list[TopicPartition]  # heaviest first
-    members: list[str]
-    index: dict[str, int]
-    cols: list[tuple[int, int]]  # (partition index, member index) of each x column
-    y_cols: dict[tuple[int, str], int]
-    symmetric: bool
-    lo: list[float] = field(default_factory=list)
-    hi: list[float] = field(default_factory=list)
-    starts: list[int] = field(default_factory=lambda: [0])
-    idx: list[int] = field(default_factory=list)
-    val: list[float] = field(default_factory=list)
-
-    @property
-    def t_col(self) -> int:
-        return len(self.cols)
-
-    @classmethod
-    def of(cls, group: GroupSnapshot, count_slack: int, max_moves: int | None) -> _Model:
+    def __init__(self, group: GroupSnapshot, count_slack: int, max_moves: int | None) -> None:
         lag = group.lag
-        members = group.member_ids
-        index = {mid: i for i, mid in enumerate(members)}
-        tps = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))
+        self.group = group
+        self.members = group.member_ids
+        self.index = {mid: i for i, mid in enumerate(self.members)}
+        self.tps = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))  # heaviest first
         identical = group.identical_subscriptions
-        symmetric = identical and max_moves is None
-        cols = [
-            (pi, index[mid])
-            for pi, tp in enumerate(tps)
+        self.symmetric = identical and max_moves is None
+        # (partition index, member index) of each x column
+        self.cols = [
+            (pi, self.index[mid])
+            for pi, tp in enumerate(self.tps)
             for mid in group.subscribers[tp.topic]
             # Identical members are interchangeable: the i-th heaviest partition may go only to
             # the first i+1 members, which removes most symmetric copies of every answer.
-            if not (symmetric and index[mid] > pi)
+            if not (self.symmetric and self.index[mid] > pi)
         ]
-        y_cols: dict[tuple[int, str], int] = {}
+        self.t_col = len(self.cols)
+        self.y_cols: dict[tuple[int, str], int] = {}
         if not identical:
             for m in group.members:
                 for t in sorted(m.topics):
-                    y_cols[(index[m.id], t)] = len(cols) + 1 + len(y_cols)
-        model = cls(group, tps, members, index, cols, y_cols, symmetric)
-        model._add_rows(count_slack, max_moves)
-        return model
+                    self.y_cols[(self.index[m.id], t)] = self.t_col + 1 + len(self.y_cols)
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+        self.starts: list[int] = [0]
+        self.idx: list[int] = []
+        self.val: list[float] = []
+        self._add_rows(count_slack, max_moves)
 
     def _row(self, entries: list[tuple[int, float]], lo: float, hi: float) -> None:
         for c, v in entries:
