@@ -52,12 +52,11 @@ def _lower_bound_max_lag(group: GroupSnapshot) -> int:
         topics = by_set.setdefault(key, [])
         if topic in spans:
             topics.append(topic)
-    size = {members: sum(len(spans[t]) for t in topics) for members, topics in by_set.items()}
     n_assignable = len(group.assignable_index)
     bound = pool_bound(_heaviest_first(group), len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
     for members, topics in by_set.items():
-        if len(members) == len(group.members) and size[members] == n_assignable:
+        if len(members) == len(group.members) and sum(len(spans[t]) for t in topics) == n_assignable:
             continue  # the whole group again (one subscription): its bound is in already
         pool = [t for other, ts in by_set.items() if other <= members for t in ts] if merge else topics
         bound = max(bound, pool_bound(_heaviest_first(group, pool), len(members)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,11 +52,7 @@ def deal_to_owners(
     alike = set(members)
     overlap = []
     for i, tps in enumerate(sets):
-        held: dict[str, int] = {}
-        for tp in tps:
-            m = owner.get(tp)
-            if m in alike:
-                held[m] = held.get(m, 0) + 1
+        held = Counter(m for m in map(owner.get, tps) if m in alike)
         overlap += [(-n, i, m) for m, n in held.items()]
     given: dict[str, list[TopicPartition]] = {}
     used: set[int] = set()

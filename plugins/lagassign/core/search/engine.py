@@ -188,17 +188,17 @@ class Search(State):
                 break
             if light == heavy or (not best_partner and self.cost[light] >= self.cost[heavy]):
                 continue
-            pool = len(self.held[heavy]) + len(self.held[light])
+            n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
+            pool = n_heavy + n_light
             # a whole re-split for small pools of one subscription; else a trade of a few
             whole = pool <= self.objective.resplit_max and self.topics[heavy] == self.topics[light]
-            sizes = [len(self.held[heavy])]
+            sizes = [n_heavy]
             if self.may_hand_over(heavy, light):
                 sizes.append(sizes[0] - 1)
             if self.may_hand_over(light, heavy):
                 sizes.append(sizes[0] + 1)
             # counted as work like the exchanges: one per 16 subset sums looked at; a re-split
             # the work left cannot pay for is not started
-            n_heavy, n_light = len(self.held[heavy]), len(self.held[light])
             if not whole:
                 work = 1 + len(sizes) * (n_heavy * n_heavy + n_light * n_light) // 32
             else:
