@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -123,29 +124,32 @@ class TimeObjective:
         self,
         search: Search,
         heavy: str,
-        other: int | np.ndarray,
+        taker: tuple[Any, Any, Any],
         change: tuple[np.ndarray, np.ndarray, np.ndarray],
         ok: np.ndarray | bool = True,
         ties: tuple[np.ndarray, ...] = (),
     ) -> np.ndarray:
-        """Candidates passing ``change`` (lag, inflow, moves) from ``heavy`` to member index
-        ``other``, best first: those (of ``ok``) after which both finish sooner than ``heavy``
-        now, within ``max_moves``, by the larger cost after, then moves, ``ties``, their order."""
+        """Candidates passing ``change`` (lag, inflow, moves) from ``heavy`` to a ``taker`` (its
+        lag, inflow and capacity, or theirs per candidate), best first: those (of ``ok``) after
+        which both finish sooner than ``heavy`` now, within ``max_moves``, by the larger cost
+        after, then moves, ``ties``, their order."""
         lag, flow, moves = change
-        ids = search.group.member_ids
-        load = np.array([search.load[m] for m in ids], dtype=np.float64)
-        flows = np.array([search.flow[m] for m in ids], dtype=np.float64)
-        h = search.group.member_index[heavy]
+        load, flows, cap = taker
         after = _larger(
-            member_costs(load[h] - lag, flows[h] - flow, self.cap[h]),
-            member_costs(load[other] + lag, flows[other] + flow, self.cap[other]),
+            member_costs(search.load[heavy] - lag, search.flow[heavy] - flow, self.capacity[heavy]),
+            member_costs(load + lag, flows + flow, cap),
         )
         ok = ok & _sooner(after, search.cost[heavy])
         if search.max_moves is not None:
             ok &= search.moves + moves <= search.max_moves
         rows = ok.nonzero()[0]  # ascending: the sort is stable, so equals keep their order
+        if not len(rows):
+            return rows
         keys = [key[rows] for key in (*ties[::-1], moves, after[2], after[1], after[0])]
         return rows[np.lexsort(keys)]
+
+    def _taker(self, search: Search, mid: str) -> tuple[int, float, float]:
+        return search.load[mid], search.flow[mid], self.capacity[mid]
 
     def best_exchange(self, search: Search, heavy: str, light: str) -> Exchange | None:
         """``best_exchange_any`` with ``light`` alone."""
@@ -181,7 +185,10 @@ class TimeObjective:
             self._moved(p, h, o) + self._moved(q, o, h),
         )
         ok = self.reads[o, self.topic[p]] & self.reads[h, self.topic[q]]
-        best = self._pick(search, heavy, o, change, ok, ties=(rank[o], col >= len(takers)))
+        load = np.array([search.load[m] for m in ids], dtype=np.float64)
+        flow = np.array([search.flow[m] for m in ids], dtype=np.float64)
+        taker = (load[o], flow[o], self.cap[o])
+        best = self._pick(search, heavy, taker, change, ok, ties=(rank[o], col >= len(takers)))
         if not len(best):
             return None
         k = int(best[0])
@@ -203,7 +210,9 @@ class TimeObjective:
         lags, rates = self.lags[parts], self.rates[parts]
         index = search.group.member_index
         to_light = self._moved(parts, index[heavy], index[light]).astype(np.float64)
-        best = self._pick(search, heavy, index[light], (passes @ lags, passes @ rates, passes @ to_light))
+        best = self._pick(
+            search, heavy, self._taker(search, light), (passes @ lags, passes @ rates, passes @ to_light)
+        )
         allowed = (int(masks[k]) for k in best.tolist())
         return next((mask for mask in allowed if search.split_allowed(heavy, light, mask)), None)
 
@@ -223,7 +232,7 @@ class TimeObjective:
         if not lag:
             return None
         change = (np.concatenate(lag), np.concatenate(flow), np.concatenate(moves))
-        best = self._pick(search, heavy, search.group.member_index[light], change)
+        best = self._pick(search, heavy, self._taker(search, light), change)
         starts = np.cumsum([0] + [len(x) for x in lag])
         keep_all = (1 << n_heavy) - 1
         for k in best.tolist():
