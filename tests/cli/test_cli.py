@@ -207,10 +207,10 @@ def test_watch_against_an_unreachable_broker_is_one_line(cli, tmp_path):
         port = s.getsockname()[1]
     db = tmp_path / "audit.db"
     done = cli(
-        "watch", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "2", "--db", f"sqlite:///{db}"
+        "watch", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "1", "--db", f"sqlite:///{db}"
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith(f"lagassign: error: cannot reach Kafka at 127.0.0.1:{port} within 2s")
+    assert done.stderr.startswith(f"lagassign: error: cannot reach Kafka at 127.0.0.1:{port} within 1s")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert not db.exists()  # nothing was recorded or created
 

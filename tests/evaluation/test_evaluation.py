@@ -165,8 +165,8 @@ def test_the_exact_budget_reaches_lag_optimal_from_the_plan_params(tmp_path, sna
         real(self, *args, **kwargs)
 
     monkeypatch.setattr(lag_optimal.LagOptimalStrategy, "__init__", spy)
-    evaluate_snapshot(snapshot_dir, ["lag-optimal"], exact_budget=0.5)
-    assert seen and set(seen) == {0.5}
+    evaluate_snapshot(snapshot_dir, ["lag-optimal"], exact_budget=0.05)
+    assert seen and set(seen) == {0.05}
 
 
 def test_progress_reports_each_group(snapshot_dir):
