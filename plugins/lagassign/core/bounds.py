@@ -109,7 +109,8 @@ def _heaviest_first(group: GroupSnapshot, topics: list[str] | None = None) -> li
     pools = _POOLS.get(group, dict)
     if present not in pools:
         if present is None:
-            pool: Iterable[int] = map(lags.__getitem__, group.assignable_index)
+            index = group.assignable_index
+            pool: Iterable[int] = lags if len(index) == len(lags) else map(lags.__getitem__, index)
         else:
             pool = chain.from_iterable(lags[spans[t].start : spans[t].stop] for t in present)
         pools[present] = sorted(pool, reverse=True)
