@@ -148,11 +148,12 @@ class StrategyResult:
     def to_dict(self) -> dict[str, Any]:
         if self.refused is not None:
             return {"strategy": self.strategy, "refused": self.refused}
-        out: dict[str, Any] = {
-            "strategy": self.strategy,
-            "assignment": self.assignment,
-            "metrics": self.metrics,
-        }
+        return {"strategy": self.strategy, "assignment": self.assignment, **self._after_assignment()}
+
+    def _after_assignment(self) -> dict[str, Any]:
+        """The dict form's keys after ``assignment``: metrics, then what was withheld or left
+        unassigned, when there is any."""
+        out: dict[str, Any] = {"metrics": self.metrics}
         if self.withheld is not None:
             out["withheld"] = self.withheld
         if self.unassigned:
@@ -179,20 +180,9 @@ class StrategyResult:
         """``to_dict`` as compact JSON (the text of ``json.dumps`` with these separators)."""
         if self._layout is None or self.refused is not None:
             return _COMPACT.encode(self.to_dict())
-        parts = [
-            '{"strategy":',
-            encode_basestring_ascii(self.strategy),
-            ',"assignment":',
-            self._layout[0].assignment_json(self._layout[1]),
-            ',"metrics":',
-            _COMPACT.encode(self.metrics),
-        ]
-        if self.withheld is not None:
-            parts += [',"withheld":', _COMPACT.encode(self.withheld)]
-        if self.unassigned:
-            parts += [',"unassigned":', _COMPACT.encode(self.unassigned)]
-        parts.append("}")
-        return "".join(parts)
+        assignment = self._layout[0].assignment_json(self._layout[1])  # joined, not encoded
+        rest = _COMPACT.encode(self._after_assignment())  # '{"metrics":...}'
+        return f'{{"strategy":{encode_basestring_ascii(self.strategy)},"assignment":{assignment},{rest[1:]}'
 
     @classmethod
     def from_json(cls, text: str) -> StrategyResult:
