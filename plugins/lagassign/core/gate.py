@@ -232,11 +232,10 @@ class _Gate:
             return self.stop(f"current imbalance {_ratio(imbalance)} ≤ threshold {_ratio(threshold)}")
         if self.best is None:
             return self.stop(self.no_candidate_reason())
-        improvement = self.measured["improvement"]
-        if improvement is None or self.best_max >= self.cur_max:
-            best = f"best: {self.best.strategy}, {_int(self.best_max)}"
-            return self.stop(f"no candidate lowers max lag below {_int(self.cur_max)} ({best})")
-        return self.judge_gain(f"max lag {_int(self.cur_max)} → {_int(self.best_max)}", improvement)
+        change = f"max lag {_int(self.cur_max)} → {_int(self.best_max)}"
+        best = f"best: {self.best.strategy}, {_int(self.best_max)}"
+        fails = f"no candidate lowers max lag below {_int(self.cur_max)} ({best})"
+        return self.judge_gain(self.cur_max, self.best_max, change, fails)
 
     def decide_in_time(self, target: float | None) -> GateDecision:
         """A group planned in time: late or unbalanced, and the best candidate catches up
@@ -253,20 +252,25 @@ class _Gate:
             return self.stop(self.no_candidate_reason() + alone)
         best_time = catch_up_of(_metrics(self.best))
         change = f"max catch-up {duration_text(cur_time)} → {duration_text(best_time)}"
-        if not best_time < cur_time:
-            best = f"best: {self.best.strategy}, {change}"
-            return self.stop(f"no candidate catches up sooner than {duration_text(cur_time)} ({best}){alone}")
-        gain = 1.0 if cur_time == math.inf else (cur_time - best_time) / cur_time
-        return self.judge_gain(change, gain, alone, improvement=gain)  # recorded in time, as said
+        best = f"best: {self.best.strategy}, {change}"
+        fails = f"no candidate catches up sooner than {duration_text(cur_time)} ({best})"
+        return self.judge_gain(cur_time, best_time, change, fails, alone)
 
-    def judge_gain(self, change: str, gain: float, note: str = "", **changed: Any) -> GateDecision:
-        """Go when the best candidate's ``gain`` reaches the minimum improvement."""
+    def judge_gain(
+        self, current: float, best: float, change: str, fails: str, note: str = ""
+    ) -> GateDecision:
+        """Go when the best candidate lowers the ``current`` figure to ``best`` by at least the
+        minimum improvement; ``fails`` is the reason when it does not lower it at all. The
+        improvement recorded is this gain (in time for a group planned in time)."""
         assert self.best is not None
+        if not best < current:
+            return self.stop(fails + note)
+        gain = 1.0 if current == math.inf else (current - best) / current
         shown, minimum = _pct(gain, self.measured["min_improvement"])
         lowers = f"{self.best.strategy} lowers {change} (−{shown}) with {_n(self.moves, 'move')}"
         if gain + _EPSILON < self.measured["min_improvement"]:
-            return self.stop(f"{lowers}, below the minimum improvement {minimum}{note}", **changed)
-        return self.go(lowers + note, **changed)
+            return self.stop(f"{lowers}, below the minimum improvement {minimum}{note}", improvement=gain)
+        return self.go(lowers + note, improvement=gain)
 
     def slowest_partition_note(self, target: float | None) -> str:
         """'; partition t-3 alone needs 3 h whoever reads it, ...' when no plan can meet ``target``."""
