@@ -8,20 +8,11 @@ from typing import Any
 
 from .case import parse_case
 from .errors import StrategyRefusedError
-from .model import GroupSnapshot, TopicPartition, gc_paused
+from .model import GroupSnapshot, gc_paused
 from .results import GroupEvaluation, PairTexts, StrategyResult, best_of
 from .scoring import balanced_lower_bound_max_lag, lower_bound_max_lag, reads_subscribed_topics, score_layout
 from .shared import Shared
 from .strategies import applicable_options, get_strategy, strategy_names
-
-
-def _pairs(tps: Iterable[TopicPartition]) -> list[list[Any]]:
-    return list(map(list, tps))  # TopicPartition is a (topic, partition) tuple
-
-
-def _index_pairs(group: GroupSnapshot, idx: Iterable[int]) -> list[list[Any]]:
-    """The [topic, partition] pairs of partition indices."""
-    return list(map(list, map(_pair_texts(group).pairs.__getitem__, idx)))
 
 
 @gc_paused
@@ -36,13 +27,15 @@ def run_strategy(
     assignment = get_strategy(strategy, **options).assign(group)
     positions = assignment.positions(group)  # once: made anew each time for a non-indexed one
     metrics, missing = score_layout(group, assignment, lower_bound, balanced_bound, positions)
+    texts = _pair_texts(group)
+    withheld = assignment.withheld  # (topic, partition) tuples, as [topic, partition] lists below
     return StrategyResult(  # its assignment pairs are made from the layout if read
         strategy,
         None,
         metrics,
-        _pairs(assignment.withheld) if assignment.withheld is not None else None,
-        _index_pairs(group, missing) if missing else None,
-    ).with_layout(_pair_texts(group), positions)
+        list(map(list, withheld)) if withheld is not None else None,
+        [list(texts.pairs[i]) for i in missing] if missing else None,
+    ).with_layout(texts, positions)
 
 
 def _pair_texts(group: GroupSnapshot) -> PairTexts:
