@@ -57,7 +57,7 @@ def startable(
         waited = time.monotonic() - pending[tp]
         if not verdict.go and waited < handover_timeout:
             continue
-        why = verdict.why if verdict.go else f"no release within {handover_timeout:.0f}s"
+        why = verdict.why if verdict.go else f"no release within {handover_timeout:g}s"
         where = offset if offset is not None else reset
         log.info("%s/%s: starting %s at %s: %s", group, instance_id, tp, where, why)
         start[tp] = offset

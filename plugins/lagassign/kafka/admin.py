@@ -245,7 +245,7 @@ class AdminHook:
                     raise BrokerUnavailableError(f"Kafka did not answer: {reason(exc)}") from None
             except TimeoutError:
                 if attempt == self.retries:
-                    raise BrokerUnavailableError(f"Kafka did not answer within {self.timeout:.0f}s") from None
+                    raise BrokerUnavailableError(f"Kafka did not answer within {self.timeout:g}s") from None
             time.sleep(0.5 * (attempt + 1))
         raise AssertionError("unreachable")
 
@@ -287,7 +287,7 @@ def live_members(
                 continue
             raise BrokerUnavailableError(f"describing group {gid}: {reason(exc)}") from None
         except TimeoutError:
-            raise BrokerUnavailableError(f"describing group {gid}: no answer within {timeout:.0f}s") from None
+            raise BrokerUnavailableError(f"describing group {gid}: no answer within {timeout:g}s") from None
         kind = str(getattr(getattr(desc, "type", None), "name", "") or "classic").lower()
         kind = kind if kind in ("classic", "consumer") else "classic"
         found = [f"{m.client_id} ({kind} member {m.member_id} at {m.host})" for m in desc.members or ()]

@@ -109,6 +109,6 @@ def first_metadata(
         if time.monotonic() >= deadline:
             servers = config.get("bootstrap.servers")
             raise BrokerUnavailableError(
-                f"cannot reach Kafka at {servers} within {timeout:.0f}s: {mask_text(last, config)}"
+                f"cannot reach Kafka at {servers} within {timeout:g}s: {mask_text(last, config)}"
             )
         time.sleep(0.2)

@@ -206,7 +206,7 @@ class PlanStore:
             raise PlanDeliveryUnknownError(f"publishing {where} to {self.topic}: {err.str()}")
         if remaining:
             raise PlanDeliveryUnknownError(
-                f"publishing {where} to {self.topic}: not acknowledged within {self.timeout:.0f}s"
+                f"publishing {where} to {self.topic}: not acknowledged within {self.timeout:g}s"
             )
 
     def _too_large(self, where: str, value: bytes) -> str:
