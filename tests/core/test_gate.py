@@ -176,6 +176,45 @@ def test_unconsumed_partitions_without_a_complete_plan_stop() -> None:
     )
 
 
+def timed(
+    strategy: str, catch_up_s: float | None, moves: int = 0, imbalance: float = 1.0, **more: Any
+) -> dict[str, Any]:
+    """A result of a group planned in time (every member has a capacity): its max catch-up seconds."""
+    result = res(strategy, 1000, moves=moves, imbalance=imbalance)
+    result["metrics"].update(max_catch_up_s=catch_up_s, **more)
+    return result
+
+
+def test_a_group_planned_in_time_is_judged_by_catch_up_time() -> None:
+    late = timed("current", 7200.0, imbalance=1.5)
+    d = decide(ev(late, timed("lag", 3600.0, moves=2)))
+    assert d.go and d.improvement == 0.5
+    assert d.reason == "lag lowers max catch-up 2 h → 1 h (−50.0%) with 2 moves"
+    same = decide(ev(late, timed("lag", 7200.0)))
+    assert not same.go
+    assert same.reason == "no candidate catches up sooner than 2 h (best: lag, max catch-up 2 h → 2 h)"
+    small = decide(ev(late, timed("lag", 7000.0, moves=1)))
+    assert not small.go and small.improvement == pytest.approx(200 / 7200)
+    assert small.reason == (
+        "lag lowers max catch-up 2 h → 1 h 57 min (−2.8%) with 1 move, below the minimum improvement 5.0%"
+    )
+    never = decide(ev(timed("current", None, imbalance=1.5), timed("lag", 60.0, moves=1)))
+    assert never.go and never.improvement == 1.0
+    assert never.reason == "lag lowers max catch-up never → 1 min (−100.0%) with 1 move"
+
+
+def test_a_group_in_time_within_its_target_stops_and_a_slow_partition_is_named() -> None:
+    quiet = decide(ev(timed("current", 100.0), timed("lag", 50.0)), max_catch_up_s=600)
+    assert not quiet.go
+    assert quiet.reason == "current max catch-up 2 min ≤ target 10 min and imbalance 1.00 ≤ threshold 1.10"
+    slow = timed("current", 7200.0, slowest_partition="t-0", slowest_partition_s=5000.0)
+    d = decide(ev(slow, timed("lag", 5000.0, moves=1)), max_catch_up_s=3600)
+    assert d.go and d.reason == (
+        "lag lowers max catch-up 2 h → 1 h 23 min (−30.6%) with 1 move; partition t-0 alone needs "
+        "1 h 23 min whoever reads it, so no plan meets the target 1 h"
+    )
+
+
 def test_real_evaluation_of_a_case() -> None:
     """Through the real strategies: a skewed group goes, and the chosen plan is the best complete one."""
     case = skewed_orders([900_000, 85_738, 100, 392_358])
