@@ -19,8 +19,7 @@ both hot partitions (18 against 2), the weakness lag-aware fixes::
 from __future__ import annotations
 
 from ..dealing.rounds import deal_rounds
-from ..model import Assignment, GroupSnapshot, TopicPartition
-from ..shared import Shared
+from ..model import Assignment, GroupSnapshot
 from .base import Strategy, build_indexed
 
 
@@ -29,25 +28,11 @@ class LagStrategy(Strategy):
     summary = "KAFKA-5337: per topic, heaviest partition to the member with fewest, then least lag"
 
     def assign(self, group: GroupSnapshot) -> Assignment:
-        return build_indexed(self.name, group, [list(idx) for idx in _layout(group)])
-
-
-def lag_layout(group: GroupSnapshot) -> dict[str, list[TopicPartition]]:
-    """The KAFKA-5337 layout (lag-optimal compares with it); the members' lists are their own."""
-    tps = group.tps
-    layout = zip(group.member_ids, _layout(group), strict=True)
-    return {mid: list(map(tps.__getitem__, idx)) for mid, idx in layout}
-
-
-def _layout(group: GroupSnapshot) -> list[list[int]]:
-    """Partition indices per member index, sorted, computed once per group (read-only)."""
-    return _LAYOUT.get(group, lambda: _deal(group))
-
-
-_LAYOUT: Shared[list[list[int]]] = Shared("lag's layout, partition indices per member index")
+        return build_indexed(self.name, group, _deal(group))
 
 
 def _deal(group: GroupSnapshot) -> list[list[int]]:
+    """Partition indices per member index, in dealing order (``build_indexed`` sorts them)."""
     lags = group.lags
     index = group.member_index
     spans = group.topic_span
@@ -63,6 +48,4 @@ def _deal(group: GroupSnapshot) -> list[list[int]]:
         # no more partitions than subscribers, the first of them by id take one each
         held = [layout[index[mid]] for mid in subscribers[: len(span)]]  # subscribers are sorted by id
         deal_rounds(heaviest, lags, range(len(held)), held)  # stable: ties by id
-    for idx in layout:
-        idx.sort()
     return layout
