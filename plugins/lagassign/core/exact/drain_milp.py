@@ -87,6 +87,12 @@ class _Feasibility:
             for mi, m in enumerate(self.members)
             if tp.topic in topics[m] and rank[mi] <= pi
         ]
+        # the columns of each partition and of each member: the model's rows at every t
+        self.by_part: list[list[int]] = [[] for _ in self.tps]
+        self.by_member: list[list[int]] = [[] for _ in self.members]
+        for c, (pi, mi) in enumerate(self.cols):
+            self.by_part[pi].append(c)
+            self.by_member[mi].append(c)
 
     def highs(self, t: float, time_limit: float) -> Any:
         """A HiGHS instance of the model at ``t`` seconds: every partition on one member, every
@@ -94,13 +100,8 @@ class _Feasibility:
         import highspy
 
         lag, tps = self.group.lag, self.tps
-        by_part: list[list[int]] = [[] for _ in tps]
-        by_member: list[list[int]] = [[] for _ in self.members]
-        for c, (pi, mi) in enumerate(self.cols):
-            by_part[pi].append(c)
-            by_member[mi].append(c)
-        rows = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in by_part]
-        for m, cs in zip(self.members, by_member, strict=True):
+        rows = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in self.by_part]
+        for m, cs in zip(self.members, self.by_member, strict=True):
             # work in seconds: (L + T R) / c <= T
             work = {
                 c: (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m]
