@@ -20,9 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 
 from lagassign.core.case import parse_case
 from lagassign.core.errors import StrategyRefusedError
-from lagassign.core.scoring import lower_bound_max_lag, score
+from lagassign.core.scoring import lower_bound_max_lag, meets_count_guarantee, score
 from lagassign.core.strategies import get_strategy, strategy_names
-from lagassign.core.strategies.lag_optimal import meets_count_guarantee
 from lagassign.core.synthetic import SHAPES, generate_case
 
 SIZES = [  # (weight, members range, partitions-per-member range)

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from lagassign import assign
 from lagassign.core.case import parse_case
 from lagassign.core.errors import StrategyOptionError, StrategyRefusedError
-from lagassign.core.scoring import score
+from lagassign.core.scoring import meets_count_guarantee, score
 from lagassign.core.strategies import get_strategy
-from lagassign.core.strategies.lag_optimal import meets_count_guarantee
 
 
 def _run(case, **options):

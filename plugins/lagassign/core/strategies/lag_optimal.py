@@ -88,7 +88,7 @@ from collections.abc import Iterable, Sequence
 from ..errors import StrategyOptionError, StrategyRefusedError
 from ..exact.lag_milp import check_exact_budget, deal_to_owners, solve
 from ..model import Assignment, GroupSnapshot
-from ..scoring import balanced_lower_bound_max_lag, meets_count_guarantee
+from ..scoring import balanced_lower_bound_max_lag
 from ..search import bulk
 from ..search.engine import CountRule, IndexLayout, Layout, Search
 from ..search.lag_objective import LagObjective
@@ -98,7 +98,7 @@ from .base import CertifiedAssignment, Strategy
 from .lag_aware import lag_aware_index, lag_aware_layout
 from .sticky import sticky_passes
 
-__all__ = ["LagOptimalStrategy", "meets_count_guarantee"]
+__all__ = ["LagOptimalStrategy"]
 
 
 def _tie_key(group: str):
