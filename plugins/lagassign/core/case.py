@@ -1,9 +1,10 @@
 """Reading a case (the JSON contract of docs/ARCHITECTURE.md) into a GroupSnapshot, rejecting bad input.
 
 Every problem is raised as a CaseError whose message names the member or partition at fault,
-so the CLI can print it as one line. Partitions and members are read in bulk when they have the
-usual shapes (``case_columns``, members' owned pairs) and entry by entry otherwise or when the
-bulk reading finds anything wrong; both follow the one table of rules in ``case_rules``.
+so the CLI can print it as one line. Partitions are read in bulk when they have the usual shapes
+(``case_columns``) and entry by entry otherwise or when the bulk reading finds anything wrong;
+members are read entry by entry, their owned pairs tested a column at a time (pair by pair when
+that quick test fails); both follow the one table of rules in ``case_rules``.
 """
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ def lag_aware_layout(
 ) -> dict[str, list[TopicPartition]]:
     """The lag-aware assignment; ties between equal loads go to the smallest ``tie_key``
     (the member id unless given). With the default ties it is computed once per group
-    (lag-optimal compares with it); lag-optimal also builds it with hashed ties as a seed."""
+    (lag-optimal, with mixed subscriptions, searches from it as its second seed); lag-optimal
+    also builds it with hashed ties as its first seed there."""
     rack = rack if group.rack_aware else "off"
     index = lag_aware_index(group, tie_key) if rack == "off" else None
     if index is not None:
