@@ -97,8 +97,6 @@ class _Feasibility:
     def highs(self, t: float, time_limit: float) -> Any:
         """A HiGHS instance of the model at ``t`` seconds: every partition on one member, every
         member done by ``t`` and within its counts; rows as {column: coefficient}."""
-        import highspy
-
         lag, tps = self.group.lag, self.tps
         rows = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in self.by_part]
         for m, cs in zip(self.members, self.by_member, strict=True):
@@ -107,7 +105,7 @@ class _Feasibility:
                 c: (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m]
                 for c in cs
             }
-            rows.append((work, -highspy.kHighsInf, t))
+            rows.append((work, -math.inf, t))
             low, high = self.counts[m]
             if low > 0 or high < len(tps):
                 rows.append((dict.fromkeys(cs, 1.0), float(low), float(high)))
