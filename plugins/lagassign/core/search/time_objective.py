@@ -86,7 +86,6 @@ def _splits(n: int, n_heavy: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, n
 class TimeObjective:
     """A member costs its catch-up time (see the module doc)."""
 
-    timed = True
     #: the best exchange with any other member: with unequal capacities the cheapest member
     #: is not always the one to trade with
     best_partner = True
