@@ -48,18 +48,6 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_pair(value: Any) -> bool:
-    """A ``[topic, partition]`` pair as JSON gives it (in a plan, a status record): a string
-    and a partition number >= 0."""
-    return (
-        isinstance(value, list | tuple)
-        and len(value) == 2
-        and isinstance(value[0], str)
-        and is_int(value[1])
-        and value[1] >= 0
-    )
-
-
 def _each(holds: Callable[[Any], bool]) -> Check:
     """A check whose column form asks each value (for fields seldom given in bulk)."""
     return Check(holds, lambda values: all(map(holds, values)))
@@ -88,6 +76,17 @@ COUNT = Check(
 )
 TEXT = _each(lambda v: isinstance(v, str))
 RACK_NAMES = _each(lambda v: isinstance(v, list) and all(isinstance(r, str) and r for r in v))
+
+
+def is_pair(value: Any) -> bool:
+    """A ``[topic, partition]`` pair as JSON gives it (in a plan, a status record): a string
+    and a partition number >= 0."""
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and COUNT.holds(value[1])
+    )
 
 
 def _offset_rules(key: str) -> tuple[Rule, ...]:
