@@ -29,6 +29,7 @@ from lagassign.store import (
     migrate,
     resolve_url,
 )
+from lagassign.store.migrations.runner import schema_version_t
 
 T0 = datetime(2026, 5, 1, 6, 0, tzinfo=UTC)
 
@@ -81,7 +82,8 @@ def test_fresh_store_has_the_latest_schema_matching_the_runtime_tables(
             reflected = {t: {c["name"] for c in inspector.get_columns(t)} for t in tables}
     finally:
         engine.dispose()
-    expected = {t.name: {c.name for c in t.columns} for t in metadata.sorted_tables}
+    declared = [*metadata.sorted_tables, schema_version_t]
+    expected = {t.name: {c.name for c in t.columns} for t in declared}
     assert reflected == expected
 
 

@@ -1,8 +1,9 @@
 """The audit store's tables as queries see them, and the values their columns take.
 
-The tables are what the frozen migrations (``store.migrations``) produce, read back once from
-an in-memory SQLite database: the DDL is written only in the migrations. ``tests/store`` checks
-that a database migrated on PostgreSQL has the same tables and columns.
+The lean table objects here are only what queries need (column types drive conversion); the
+DDL that created them lives in the frozen migrations (``store.migrations``), and
+``tests/store`` checks that a migrated database has exactly these tables and columns (besides
+the migration runner's own ``schema_version``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 import sqlalchemy as sa
 
 from .columns import UTCDateTime, json_column
-from .migrations import migrate
 
 TRIGGERS = ("scheduled", "manual", "failover")
 FINAL_STATUSES = ("succeeded", "failed")
@@ -23,43 +23,182 @@ MAX_ERROR_CHARS = 10_000  # an error or outcome text is cut there
 
 
 # --------------------------------------------------------------------------------------------
-# Runtime tables: read back from a scratch database the migrations bring to the latest version.
+# Runtime tables: what queries need (types drive conversion); the DDL lives in the migrations.
 
+metadata = sa.MetaData()
 
-def _query_type(inspector: sa.Inspector, table: sa.Table, column: dict[str, Any]) -> None:
-    """Give a reflected column the type queries convert through (SQLite reflects the plain
-    DATETIME and JSON the migrations' ``UTCDateTime`` and ``json_column`` declare)."""
-    if isinstance(column["type"], sa.DateTime):
-        column["type"] = UTCDateTime()
-    elif isinstance(column["type"], sa.JSON):
-        column["type"] = json_column()
+plans_t = sa.Table(
+    "plans",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("created_at", UTCDateTime),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("status", sa.String),
+    sa.Column("error", sa.Text),
+    sa.Column("trigger", sa.String),
+    sa.Column("triggered_by", sa.String),
+    sa.Column("dag_id", sa.String),
+    sa.Column("run_id", sa.String),
+    sa.Column("parameters", json_column()),
+    sa.Column("snapshot_uri", sa.Text),
+    sa.Column("snapshot_at", UTCDateTime),
+    sa.Column("cluster", sa.String),
+    sa.Column("failed_step", sa.String),
+)
+plan_groups_t = sa.Table(
+    "plan_groups",
+    metadata,
+    sa.Column("plan_id", sa.Integer, primary_key=True),
+    sa.Column("group_name", sa.String, primary_key=True),
+    sa.Column("members", sa.Integer),
+    sa.Column("partitions", sa.Integer),
+    sa.Column("lower_bound_max_lag", sa.BigInteger),
+    sa.Column("best", sa.String),
+    sa.Column("error", sa.Text),
+    sa.Column("group_type", sa.String),
+    sa.Column("assignor", sa.String),
+)
+evaluations_t = sa.Table(
+    "evaluations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("plan_id", sa.Integer),
+    sa.Column("group_name", sa.String),
+    sa.Column("position", sa.Integer),
+    sa.Column("strategy", sa.String),
+    sa.Column("refused", sa.Text),
+    sa.Column("max_lag", sa.BigInteger),
+    sa.Column("imbalance", sa.Float),
+    sa.Column("moves", sa.Integer),
+    sa.Column("metrics", json_column()),
+    sa.Column("assignment", json_column()),
+    sa.Column("withheld", json_column()),
+    sa.Column("unassigned", json_column()),
+)
+decisions_t = sa.Table(
+    "decisions",
+    metadata,
+    sa.Column("plan_id", sa.Integer, primary_key=True),
+    sa.Column("group_name", sa.String, primary_key=True),
+    sa.Column("go", sa.Boolean),
+    sa.Column("reason", sa.Text),
+    sa.Column("chosen", sa.String),
+    sa.Column("candidate", sa.String),
+    sa.Column("current_max_lag", sa.BigInteger),
+    sa.Column("current_imbalance", sa.Float),
+    sa.Column("chosen_max_lag", sa.BigInteger),
+    sa.Column("improvement", sa.Float),
+    sa.Column("moves", sa.Integer),
+    sa.Column("unconsumed", sa.Integer),
+    sa.Column("threshold", sa.Float),
+    sa.Column("min_improvement", sa.Float),
+    sa.Column("max_moves", sa.Integer),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Column("outcome", sa.Text),
+)
+publications_t = sa.Table(
+    "publications",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("plan_id", sa.Integer),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("version", sa.Integer),
+    sa.Column("strategy", sa.String),
+    sa.Column("state", sa.String),
+    sa.Column("forced", sa.Boolean),
+    sa.Column("assignment", json_column()),
+    sa.Column("snapshot_at", UTCDateTime),
+    sa.Column("created_at", UTCDateTime),
+    sa.Column("published_at", UTCDateTime),
+    sa.Column("error", sa.Text),
+)
+offset_history_t = sa.Table(
+    "offset_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("end_offset", sa.BigInteger),
+    sa.Column("plan_id", sa.Integer),
+)
+group_offset_history_t = sa.Table(
+    "group_offset_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("committed", sa.BigInteger),
+    sa.Column("lag", sa.BigInteger),
+    sa.Column("member", sa.String),
+    sa.Column("plan_id", sa.Integer),
+)
 
-
-def _migrated_tables() -> sa.MetaData:
-    """The latest schema's tables as the migrations create them (an in-memory SQLite database)."""
-    migrated = sa.MetaData()
-    sa.event.listen(migrated, "column_reflect", _query_type)
-    engine = sa.create_engine("sqlite://")
-    try:
-        migrate(engine)
-        migrated.reflect(engine)
-    finally:
-        engine.dispose()
-    return migrated
-
-
-metadata = _migrated_tables()
-plans_t = metadata.tables["plans"]
-plan_groups_t = metadata.tables["plan_groups"]
-evaluations_t = metadata.tables["evaluations"]
-decisions_t = metadata.tables["decisions"]
-publications_t = metadata.tables["publications"]
-offset_history_t = metadata.tables["offset_history"]
-group_offset_history_t = metadata.tables["group_offset_history"]
-health_partitions_t = metadata.tables["health_partitions"]
-health_groups_t = metadata.tables["health_groups"]
-health_alerts_t = metadata.tables["health_alerts"]
-health_states_t = metadata.tables["health_states"]
+health_partitions_t = sa.Table(
+    "health_partitions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("topic", sa.String),
+    sa.Column("partition", sa.Integer),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("end_offset", sa.BigInteger),
+    sa.Column("committed", sa.BigInteger),
+    sa.Column("lag", sa.BigInteger),
+    sa.Column("owner", sa.String),
+)
+health_groups_t = sa.Table(
+    "health_groups",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("observed_at", UTCDateTime),
+    sa.Column("coarse", sa.Boolean),
+    sa.Column("status", sa.String),
+    sa.Column("reason", sa.Text),
+    sa.Column("total_lag", sa.BigInteger),
+    sa.Column("max_lag", sa.BigInteger),
+    sa.Column("max_lag_s", sa.Float),
+    sa.Column("catch_up_s", sa.Float),
+    sa.Column("never", sa.Boolean),
+    sa.Column("inflow", sa.Float),
+    sa.Column("consumed", sa.Float),
+    sa.Column("alive", sa.Integer),
+    sa.Column("dead", sa.Integer),
+    sa.Column("plan_version", sa.Integer),
+    sa.Column("kind", sa.String),
+    sa.Column("group_type", sa.String),
+)
+health_alerts_t = sa.Table(
+    "health_alerts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("cluster", sa.String),
+    sa.Column("group_name", sa.String),
+    sa.Column("kind", sa.String),
+    sa.Column("subject", sa.String),
+    sa.Column("state", json_column()),
+    sa.Column("text", sa.Text),
+    sa.Column("created_at", UTCDateTime),
+    sa.Column("sent_at", UTCDateTime),
+    sa.Column("error", sa.Text),
+)
+health_states_t = sa.Table(
+    "health_states",
+    metadata,
+    sa.Column("cluster", sa.String, primary_key=True),
+    sa.Column("group_name", sa.String, primary_key=True),
+    sa.Column("state", json_column()),
+    sa.Column("since", UTCDateTime),
+    sa.Column("seen_at", UTCDateTime),
+)
 
 DECISION_FIELDS = (
     "go",
