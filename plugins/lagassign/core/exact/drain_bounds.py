@@ -24,10 +24,8 @@ from itertools import accumulate
 
 from ..catchup import capacity, inflow, lower_bound_catch_up, seconds_to_catch_up, timed
 from ..model import GroupSnapshot
-from .drain_branch import heavy_bound
+from .drain_branch import Counts, heavy_bound
 
-#: (fewest, most) partitions per member id
-Counts = dict[str, tuple[int, int]]
 HEAVY_EXTRA = 4  # the heavy-partition bound places up to members + this many partitions
 
 

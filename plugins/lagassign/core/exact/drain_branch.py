@@ -35,6 +35,8 @@ from ..model import GroupSnapshot, TopicPartition
 from ..search.time_objective import member_cost, sooner
 
 Cost = tuple[float, float, float]
+#: (fewest, most) partitions per member id: the count rules a plan keeps
+Counts = dict[str, tuple[int, int]]
 #: partitions above which the exact search is not tried (its work grows as members^partitions)
 MAX_PARTITIONS = 16
 NODE_BUDGET = 200_000
@@ -51,7 +53,7 @@ class ExactResult:
 
 
 def exact_drain(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]], incumbent: Cost, budget: int = NODE_BUDGET
+    group: GroupSnapshot, counts: Counts, incumbent: Cost, budget: int = NODE_BUDGET
 ) -> ExactResult:
     """Branch and bound below ``incumbent`` (the largest cost of the plan in hand)."""
     search = _Exact(group, counts, incumbent, budget)
@@ -82,7 +84,7 @@ class Members:
     twin: list[int]
 
     @classmethod
-    def of(cls, group: GroupSnapshot, counts: dict[str, tuple[int, int]]) -> Members:
+    def of(cls, group: GroupSnapshot, counts: Counts) -> Members:
         members, caps, topics = group.member_ids, capacity(group), group.topics_of
         cap = [caps[m] for m in members]
         low = [counts[m][0] for m in members]
@@ -107,9 +109,7 @@ class _Branch:
     """What both branch and bounds keep: partitions ``tps`` (heaviest first), each placed on a
     member that may take it; the members' lag, inflow and partitions so far; the nodes."""
 
-    def __init__(
-        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], tps: list[TopicPartition], budget: int
-    ) -> None:
+    def __init__(self, group: GroupSnapshot, counts: Counts, tps: list[TopicPartition], budget: int) -> None:
         rates = inflow(group)
         self.lags = [group.lag[tp] for tp in tps]
         self.flows = [rates[tp] for tp in tps]
@@ -155,9 +155,7 @@ class _Exact(_Branch):
     """``exact_drain``'s branch and bound: partition ``at`` (heaviest first) to each member
     that may take it and still finish sooner than the best plan, cheapest first."""
 
-    def __init__(
-        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], incumbent: Cost, budget: int
-    ) -> None:
+    def __init__(self, group: GroupSnapshot, counts: Counts, incumbent: Cost, budget: int) -> None:
         self.tps = heaviest_first(group)
         super().__init__(group, counts, self.tps, budget)
         self.best = incumbent
@@ -210,7 +208,7 @@ HEAVY_BUDGET = 1_000
 
 def heavy_bound(
     group: GroupSnapshot,
-    counts: dict[str, tuple[int, int]],
+    counts: Counts,
     heavy: int,
     upper: float = math.inf,
     budget: int = HEAVY_BUDGET,
@@ -237,9 +235,7 @@ class _HeavyBound(_Branch):
     """``heavy_bound``'s branch and bound: heavy partition ``at`` to each member that may take
     it, the largest time so far ``worst``, pruned at the best found."""
 
-    def __init__(
-        self, group: GroupSnapshot, counts: dict[str, tuple[int, int]], heavy: int, upper: float, budget: int
-    ) -> None:
+    def __init__(self, group: GroupSnapshot, counts: Counts, heavy: int, upper: float, budget: int) -> None:
         tps = heaviest_first(group)
         top, self.rest = tps[:heavy], tps[heavy:]
         super().__init__(group, counts, top, budget)
@@ -281,6 +277,7 @@ class _HeavyBound(_Branch):
 __all__ = [
     "HEAVY_BUDGET",
     "MAX_PARTITIONS",
+    "Counts",
     "ExactResult",
     "Members",
     "exact_drain",

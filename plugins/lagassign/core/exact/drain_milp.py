@@ -43,7 +43,7 @@ from typing import Any
 
 from ..catchup import capacity, inflow, member_times
 from ..model import GroupSnapshot, TopicPartition
-from .drain_branch import Members, heaviest_first
+from .drain_branch import Counts, Members, heaviest_first
 from .highs import quiet_solver, rowwise_milp
 from .lag_milp import deal_to_owners
 
@@ -66,7 +66,7 @@ class DrainMilpResult:
 class _Feasibility:
     """The bin-packing model for one group; ``test(T)`` builds it for one time T."""
 
-    def __init__(self, group: GroupSnapshot, counts: dict[str, tuple[int, int]]) -> None:
+    def __init__(self, group: GroupSnapshot, counts: Counts) -> None:
         self.group = group
         self.members = group.member_ids
         self.caps, self.rates = capacity(group), inflow(group)
@@ -151,7 +151,7 @@ class _Feasibility:
 
 
 def bisect_drain(
-    group: GroupSnapshot, counts: dict[str, tuple[int, int]], upper: float, lower: float, budget: float
+    group: GroupSnapshot, counts: Counts, upper: float, lower: float, budget: float
 ) -> DrainMilpResult:
     """Bisection on the largest catch-up time between ``lower`` (a valid bound) and ``upper``
     (the time of the plan in hand) within ``budget`` seconds of solver time."""
