@@ -125,14 +125,9 @@ def _passes(group: GroupSnapshot, racks: bool) -> Layout:
     def local(mid: str, tp: TopicPartition) -> bool:
         return rack[mid] in group.partitions[tp].racks
 
+    kept = kept_owned(group)
     if racks:
-        assignable = group.assignable_set
-        kept = {
-            m.id: [tp for tp in m.owned if tp in assignable and tp.topic in m.topics and local(m.id, tp)]
-            for m in group.members
-        }
-    else:
-        kept = kept_owned(group)
+        kept = {mid: [tp for tp in tps if local(mid, tp)] for mid, tps in kept.items()}
     book = LoadBook(group, layout=kept)
     subscribers = group.subscribers
     free = [tp for tp in group.assignable if tp not in book.owner]
