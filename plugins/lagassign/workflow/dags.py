@@ -85,9 +85,6 @@ def make_dag(dag_id: str, kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
     return dag
 
 
-REVIEW_DAG_ID = dag_ids.REVIEW
-
-
 def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
     """``lagassign_review``: publish one group of a plan someone reviewed, or roll a group back
     to a version published before, each as its own audited plan.
@@ -95,7 +92,7 @@ def make_review_dag(kafka_conn_id: str = DEFAULT_CONN_ID) -> DAG:
     Triggered from the plans page ("publish this plan"), so Airflow's permission to trigger
     this DAG is what authorises a publication, and the run records who asked."""
     with DAG(
-        dag_id=REVIEW_DAG_ID,
+        dag_id=dag_ids.REVIEW,
         description="Publish a reviewed lagassign plan",
         schedule=None,
         start_date=datetime(2026, 1, 1),

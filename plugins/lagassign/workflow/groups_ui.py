@@ -36,13 +36,11 @@ from lagassign.core.outcome import outcome_of
 from lagassign.pipeline.metrics import exposition, plan_runs
 from lagassign.pipeline.overview import sort_rows
 
-from . import group_overviews, groups_page
+from . import dag_ids, group_overviews, groups_page
 from .group_overviews import store
 from .health import settings_from_env
 from .plans_page import notice_html
 from .web import (
-    FAILOVER_DAG,
-    REPLAN_DAG,
     LoginRequired,
     error_html,
     error_response,
@@ -58,7 +56,7 @@ log = logging.getLogger(__name__)
 
 router = APIRouter()
 #: the DAGs the groups page triggers
-GROUP_DAGS = (REPLAN_DAG, FAILOVER_DAG)
+GROUP_DAGS = (dag_ids.REBALANCE, dag_ids.FAILOVER)
 
 
 def _now() -> datetime:
@@ -220,14 +218,16 @@ async def _trigger(request: Request, dag_id: str, conf_of: Callable[[str], dict[
 async def plan_now(request: Request) -> Response:
     """Plan this group now (a ``lagassign_rebalance`` run of it alone, apply off: review it on
     its plan page, then publish from there)."""
-    return await _trigger(request, REPLAN_DAG, lambda group: {"groups": re.escape(group), "apply": False})
+    return await _trigger(
+        request, dag_ids.REBALANCE, lambda group: {"groups": re.escape(group), "apply": False}
+    )
 
 
 @router.post("/groups/actions/failover")
 async def fail_over_now(request: Request) -> Response:
     """Fail this assign()-mode group over now (a ``lagassign_failover`` run naming it): a new
     plan for its live instances if its plan in force names a dead one or misses a live one."""
-    return await _trigger(request, FAILOVER_DAG, lambda group: {"groups": [group]})
+    return await _trigger(request, dag_ids.FAILOVER, lambda group: {"groups": [group]})
 
 
 @router.get("/groups/runs/{dag_id}/{run_id}")

@@ -27,7 +27,6 @@ from .hooks import open_store
 
 log = logging.getLogger("lagassign")
 
-DAG_IDS = dag_ids.PLANNING
 MAX_NOTE = 1000  # Airflow's dag_run_note.content is String(1000)
 
 
@@ -94,7 +93,7 @@ def _note_later(dag_run: Any) -> None:
     would wait for) and never failing the caller."""
     try:
         found = _identity(dag_run)
-        if found is None or found[0] not in DAG_IDS:
+        if found is None or found[0] not in dag_ids.PLANNING:
             return
         threading.Thread(target=write_note, args=found, name="lagassign-run-note", daemon=True).start()
     except Exception:

@@ -18,12 +18,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..pipeline.ports import PublishingStore
+from . import dag_ids
 from .guard import NONE, OVERRIDE, publish_guard
 from .plan_sources import group_rows_of
 from .web import (
-    PAGE_DAGS,
-    REPLAN_DAG,
-    REVIEW_DAG,
     LoginRequired,
     airflow_api,
     base_url,
@@ -131,7 +129,7 @@ async def publish_action(request: Request) -> Response:
     """Publish one group of a reviewed plan: a ``lagassign_review`` run with its parameters."""
     return await _action(
         request,
-        REVIEW_DAG,
+        dag_ids.REVIEW,
         lambda plan_id, group, plan, form, newest: publish_conf(request, plan_id, group, plan, form, newest),
     )
 
@@ -142,7 +140,7 @@ async def rollback_action(request: Request) -> Response:
     confirmation (which shows the diff against the version in force) is ticked."""
     return await _action(
         request,
-        REVIEW_DAG,
+        dag_ids.REVIEW,
         lambda _plan_id, group, _plan, form, newest: rollback_conf(request, group, form, newest),
     )
 
@@ -152,7 +150,7 @@ async def replan_action(request: Request) -> Response:
     """Re-plan one group now, apply off: a ``lagassign_rebalance`` run with the plan's settings."""
     return await _action(
         request,
-        REPLAN_DAG,
+        dag_ids.REBALANCE,
         lambda _id, group, plan, _form, _newest: replan_conf(group, plan.get("parameters")),
     )
 
@@ -164,7 +162,7 @@ async def unpause_action(request: Request) -> Response:
     if not same_origin(request):
         return error_response(request, 403, "actions are accepted only from the plans pages of this server")
     dag_id = (await form_fields(request)).get("dag_id", "")
-    if dag_id not in PAGE_DAGS:
+    if dag_id not in dag_ids.PLANNING:
         return error_response(request, 400, "only lagassign's own DAGs are unpaused from these pages")
     token = caller_token(request)
     if not token:

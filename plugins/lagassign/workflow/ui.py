@@ -24,13 +24,11 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..pipeline.ports import PublishingStore
-from . import plans_page
+from . import dag_ids, plans_page
 from .guard import publish_guard
 from .plan_actions import router as actions_router
 from .plan_sources import group_rows_of, kinds_of, live_instances, partition_lags, partition_times
 from .web import (
-    REPLAN_DAG,
-    REVIEW_DAG,
     BadRequest,
     add_error_handlers,
     error_response,
@@ -211,7 +209,7 @@ def plan_view(request: Request, plan_id: int, dag: str | None = None, run: str |
 
 def run_notice(dag_id: str | None, run_id: str | None, up: str = "") -> dict[str, Any] | None:
     """The notice of a run a plans page's action triggered (checked values only)."""
-    return checked_notice(dag_id, run_id, (REVIEW_DAG, REPLAN_DAG), up)
+    return checked_notice(dag_id, run_id, (dag_ids.REVIEW, dag_ids.REBALANCE), up)
 
 
 @app.get("/history", response_class=HTMLResponse)
@@ -237,7 +235,7 @@ def group_history(request: Request, group: str | None = None) -> Response:
 def run_status(request: Request, dag_id: str, run_id: str) -> Response:
     """A run the pages triggered, for its notice: Airflow's state of it, the plan it recorded
     and that plan's outcome (JSON: text, done, ok, plan_href, plan_text)."""
-    return run_state_response(request, dag_id, run_id, (REVIEW_DAG, REPLAN_DAG))
+    return run_state_response(request, dag_id, run_id, (dag_ids.REVIEW, dag_ids.REBALANCE))
 
 
 @app.get("/plans/{rest:path}")

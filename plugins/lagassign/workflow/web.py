@@ -41,12 +41,6 @@ from .templating import render
 log = logging.getLogger("lagassign.ui")
 T = TypeVar("T")
 
-#: the DAGs the pages trigger, follow or unpause
-REVIEW_DAG = dag_ids.REVIEW
-REPLAN_DAG = dag_ids.REBALANCE
-FAILOVER_DAG = dag_ids.FAILOVER
-DAILY_DAG = dag_ids.DAILY
-PAGE_DAGS = (REVIEW_DAG, REPLAN_DAG, FAILOVER_DAG, DAILY_DAG)
 #: a run id of Airflow's alphabet: the only kind the pages put in a link or a notice
 RUN_ID = re.compile(r"[A-Za-z0-9_.:+\-]{1,250}")
 ERROR_TITLES = {400: "Cannot show that", 403: "Not allowed", 404: "Not found", 409: "Not done"}
@@ -271,7 +265,9 @@ def paused_dags(request: Request) -> dict[str, bool] | None:
     if status != 200 or not isinstance(answer, dict):
         return None
     return {
-        d["dag_id"]: bool(d.get("is_paused")) for d in answer.get("dags", ()) if d.get("dag_id") in PAGE_DAGS
+        d["dag_id"]: bool(d.get("is_paused"))
+        for d in answer.get("dags", ())
+        if d.get("dag_id") in dag_ids.PLANNING
     }
 
 
