@@ -65,9 +65,9 @@ def exact_drain(
     return ExactResult(layout, search.best, finished)
 
 
-def heaviest_first(group: GroupSnapshot) -> list[TopicPartition]:
-    """The group's partitions by lag, then inflow, heaviest first (the exact searches' order)."""
-    rates = inflow(group)
+def heaviest_first(group: GroupSnapshot, rates: dict[TopicPartition, float]) -> list[TopicPartition]:
+    """The group's partitions by lag, then inflow (``rates``, as ``catchup.inflow`` gives them),
+    heaviest first (the exact searches' order)."""
     return sorted(group.assignable, key=lambda tp: (-group.lag[tp], -rates[tp], tp))
 
 
@@ -107,10 +107,17 @@ def _eligible(group: GroupSnapshot, tps: list[TopicPartition]) -> list[list[int]
 
 class _Branch:
     """What both branch and bounds keep: partitions ``tps`` (heaviest first), each placed on a
-    member that may take it; the members' lag, inflow and partitions so far; the nodes."""
+    member that may take it (``rates``: the partitions' inflows); the members' lag, inflow and
+    partitions so far; the nodes."""
 
-    def __init__(self, group: GroupSnapshot, counts: Counts, tps: list[TopicPartition], budget: int) -> None:
-        rates = inflow(group)
+    def __init__(
+        self,
+        group: GroupSnapshot,
+        counts: Counts,
+        tps: list[TopicPartition],
+        rates: dict[TopicPartition, float],
+        budget: int,
+    ) -> None:
         self.lags = [group.lag[tp] for tp in tps]
         self.flows = [rates[tp] for tp in tps]
         self.eligible = _eligible(group, tps)
@@ -156,8 +163,9 @@ class _Exact(_Branch):
     that may take it and still finish sooner than the best plan, cheapest first."""
 
     def __init__(self, group: GroupSnapshot, counts: Counts, incumbent: Cost, budget: int) -> None:
-        self.tps = heaviest_first(group)
-        super().__init__(group, counts, self.tps, budget)
+        rates = inflow(group)
+        self.tps = heaviest_first(group, rates)
+        super().__init__(group, counts, self.tps, rates, budget)
         self.best = incumbent
         self.found: list[list[int]] | None = None  # the best plan's partitions per member
         self.short = sum(self.members.low)  # partitions the members still need to reach their fewest
@@ -236,9 +244,10 @@ class _HeavyBound(_Branch):
     it, the largest time so far ``worst``, pruned at the best found."""
 
     def __init__(self, group: GroupSnapshot, counts: Counts, heavy: int, upper: float, budget: int) -> None:
-        tps = heaviest_first(group)
+        rates = inflow(group)
+        tps = heaviest_first(group, rates)
         top, self.rest = tps[:heavy], tps[heavy:]
-        super().__init__(group, counts, top, budget)
+        super().__init__(group, counts, top, rates, budget)
         self.lag_fill = [0, *itertools.accumulate(sorted(group.lag[tp] for tp in self.rest))]
         self.best = upper
 

@@ -70,7 +70,7 @@ class _Feasibility:
         self.group = group
         self.members = group.member_ids
         self.caps, self.rates = capacity(group), inflow(group)
-        self.tps = heaviest_first(group)
+        self.tps = heaviest_first(group, self.rates)
         self.counts = counts
         # the members alike (``Members.twin``), and each one's place among them
         twin = Members.of(group, counts).twin
