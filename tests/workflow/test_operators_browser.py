@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from urllib.parse import quote
 
 import pytest
 from browserkit import PASSWORD, chromium_page, log_in, login_env
+from faultkit import free_port
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.core.outcome import outcome_of
@@ -53,12 +53,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = REPO / "artifacts"
 SKEWED = json.loads((REPO / "examples" / "skewed-group.json").read_text())
 GROUP = SKEWED["group"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _api(base: str, path: str, token: str, body: dict[str, Any] | None = None) -> Any:
@@ -154,7 +148,7 @@ def airflow(tmp_path_factory: pytest.TempPathFactory, kafka: str) -> Iterator[di
     from lagassign.kafka.cluster import cluster_of
 
     ids = _seed(db_url, home, cluster_of({"bootstrap.servers": kafka}))
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from browserkit import chromium_page, log_in, login_env
+from faultkit import free_port
 from lagassign.core.evaluate import evaluate
 from lagassign.core.gate import decide_all
 from lagassign.store import AuditStore
@@ -38,12 +38,6 @@ pytestmark = pytest.mark.browser
 
 ARTIFACT = REPO / "artifacts" / "plans-page.png"
 ARTIFACT_IN_TIME = REPO / "artifacts" / "plans-page-in-time.png"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str, accept: str, **headers: str) -> tuple[int, dict[str, str], str]:
@@ -100,7 +94,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
         store.record_evaluations(timed_id, [evaluation])
         store.record_decisions(timed_id, decide_all([evaluation]))
         store.finish_plan(timed_id, "succeeded")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "AIRFLOW_HOME": str(home),
