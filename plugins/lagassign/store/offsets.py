@@ -52,15 +52,16 @@ class OffsetHistory(StoreBase):
             if end is not None
         ]
         by = ("topic", "partition")
-        at = checked_utc(observed_at)
-        return self._write_observation(offset_history_t, by, cluster, at, plan_id, rows, keep, max_age, stale)
+        return self._write_observation(
+            offset_history_t, by, cluster, observed_at, plan_id, rows, keep, max_age, stale
+        )
 
     def _write_observation(
         self,
         h: sa.Table,
         by: tuple[str, ...],
         cluster: str | None,
-        at: datetime,
+        observed_at: datetime,
         plan_id: int | None,
         rows: list[dict[str, Any]],
         keep: int,
@@ -71,16 +72,17 @@ class OffsetHistory(StoreBase):
         unknown), time and plan (replacing the rows a retry of the same plan, or an observation at
         the same time, left), then prune the cluster's history, kept per ``by``; returns how many
         rows were written."""
+        at = checked_utc(observed_at)
         if keep < 1:
             raise StoreError("the offset history keeps at least one observation per partition")
         cluster = cluster or ""
-        rows = [{**r, "cluster": cluster, "observed_at": at, "plan_id": plan_id} for r in rows]
         with self._engine.begin() as conn:
             if plan_id is not None:
                 conn.execute(sa.delete(h).where(h.c.cluster == cluster, h.c.plan_id == plan_id))
             conn.execute(sa.delete(h).where(h.c.cluster == cluster, h.c.observed_at == at))
             if rows:
-                conn.execute(sa.insert(h), rows)
+                shared = sa.insert(h).values(cluster=cluster, observed_at=at, plan_id=plan_id)
+                conn.execute(shared, rows)
             self._prune(conn, h, by, cluster, at, keep, max_age, stale)
         return len(rows)
 
@@ -156,9 +158,9 @@ class OffsetHistory(StoreBase):
             for group, topic, part, committed, lag, member in positions
         ]
         by = ("group_name", "topic", "partition")
-        at = checked_utc(observed_at)
-        h = group_offset_history_t
-        return self._write_observation(h, by, cluster, at, plan_id, rows, keep, max_age, stale)
+        return self._write_observation(
+            group_offset_history_t, by, cluster, observed_at, plan_id, rows, keep, max_age, stale
+        )
 
     def previous_positions(
         self, cluster: str | None, groups: Iterable[str], before: datetime
