@@ -35,19 +35,17 @@ less (needs highspy)::
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..catchup import capacity, inflow, member_times
-from ..model import GroupSnapshot, TopicPartition
+from ..model import GroupSnapshot
 from .drain_branch import Counts, Members, heaviest_first
-from .highs import quiet_solver, rowwise_milp
+from .highs import Layout, PairColumns, Row, quiet_solver, rowwise_milp
 from .lag_milp import deal_to_owners
 
-Layout = dict[str, list[TopicPartition]]
 #: bisection stops once the plan is within this factor of the certified bound
 TOLERANCE = 1e-6
 
@@ -81,45 +79,28 @@ class _Feasibility:
             rank.append(len(alike))
             alike.append(m)
         topics = group.topics_of
-        self.cols = [
+        pairs = [
             (pi, mi)
             for pi, tp in enumerate(self.tps)
             for mi, m in enumerate(self.members)
             if tp.topic in topics[m] and rank[mi] <= pi
         ]
-        # the columns of each partition and of each member: the model's rows at every t
-        self.by_part: list[list[int]] = [[] for _ in self.tps]
-        self.by_member: list[list[int]] = [[] for _ in self.members]
-        for c, (pi, mi) in enumerate(self.cols):
-            self.by_part[pi].append(c)
-            self.by_member[mi].append(c)
+        self.cols = PairColumns(pairs, self.tps, self.members)
 
     def highs(self, t: float, time_limit: float) -> Any:
         """A HiGHS instance of the model at ``t`` seconds: every partition on one member, every
-        member done by ``t`` and within its counts; rows as {column: coefficient}."""
-        lag, tps = self.group.lag, self.tps
-        rows = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in self.by_part]
-        for m, cs in zip(self.members, self.by_member, strict=True):
+        member done by ``t`` and within its counts."""
+        lag, tps, pairs = self.group.lag, self.tps, self.cols.pairs
+        rows: list[Row] = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in self.cols.by_part]
+        for m, cs in zip(self.members, self.cols.by_member, strict=True):
             # work in seconds: (L + T R) / c <= T
-            work = {
-                c: (lag[tps[self.cols[c][0]]] + t * self.rates[tps[self.cols[c][0]]]) / self.caps[m]
-                for c in cs
-            }
+            work = {c: (lag[tps[pairs[c][0]]] + t * self.rates[tps[pairs[c][0]]]) / self.caps[m] for c in cs}
             rows.append((work, -math.inf, t))
             low, high = self.counts[m]
             if low > 0 or high < len(tps):
                 rows.append((dict.fromkeys(cs, 1.0), float(low), float(high)))
-        starts = [0, *itertools.accumulate(len(row) for row, _, _ in rows)]
-        matrix = (
-            starts,
-            [c for row, _, _ in rows for c in row],
-            [v for row, _, _ in rows for v in row.values()],
-        )
-        bounds = ([lo for _, lo, _ in rows], [hi for _, _, hi in rows])
-        n = len(self.cols)
-        return quiet_solver(
-            rowwise_milp([0.0] * n, ([0.0] * n, [1.0] * n), bounds, matrix, [True] * n), time_limit
-        )
+        n = len(pairs)
+        return quiet_solver(rowwise_milp([0.0] * n, ([0.0] * n, [1.0] * n), rows, [True] * n), time_limit)
 
     def test(self, t: float, time_limit: float) -> tuple[str, Layout | None]:
         """('feasible', a plan finishing by ``t``), ('infeasible', None) or ('unknown', None)."""
@@ -131,12 +112,8 @@ class _Feasibility:
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", None
         if h.getInfo().primal_solution_status == 2:
-            x = h.getSolution().col_value
-            layout: Layout = {m: [] for m in self.members}
-            for c, (pi, mi) in enumerate(self.cols):
-                if x[c] > 0.5:
-                    layout[self.members[mi]].append(self.tps[pi])
-            if sum(len(v) for v in layout.values()) == len(self.tps):
+            layout = self.cols.layout(h.getSolution().col_value)
+            if layout is not None:
                 return "feasible", layout
         return "unknown", None
 

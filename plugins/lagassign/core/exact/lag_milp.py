@@ -28,9 +28,7 @@ from typing import Any
 from ..bounds import count_range
 from ..errors import StrategyOptionError
 from ..model import GroupSnapshot, TopicPartition
-from .highs import quiet_solver, rowwise_milp
-
-Layout = dict[str, list[TopicPartition]]
+from .highs import Layout, PairColumns, Row, quiet_solver, rowwise_milp
 
 
 def solver_available() -> bool:
@@ -134,7 +132,7 @@ def solve(
     layout: Layout | None = None
     max_lag = None
     if info.primal_solution_status == 2 or h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-        layout = model.layout(h.getSolution().col_value)
+        layout = model.cols.layout(h.getSolution().col_value)
         if layout is not None:
             max_lag = max(sum(group.lag[tp] for tp in v) for v in layout.values())
     optimal = max_lag is not None and max_lag <= bound
@@ -142,9 +140,9 @@ def solve(
 
 
 class _Model:
-    """The mixed-integer model as plain lists: columns x[p, m] for eligible (partition, member)
-    pairs, then T (the max lag, minimised), then (mixed subscriptions) y[m, t] for "member m
-    holds a partition of topic t"; rows in compressed row form."""
+    """The mixed-integer model: columns x[p, m] for eligible (partition, member) pairs, then T
+    (the max lag, minimised), then (mixed subscriptions) y[m, t] for "member m holds a
+    partition of topic t"; its rows as ``highs.Row``."""
 
     def __init__(self, group: GroupSnapshot, count_slack: int, max_moves: int | None) -> None:
         lag = group.lag
@@ -154,8 +152,7 @@ class _Model:
         self.tps = sorted(group.assignable, key=lambda tp: (-lag[tp], tp))  # heaviest first
         identical = group.identical_subscriptions
         self.symmetric = identical and max_moves is None
-        # (partition index, member index) of each x column
-        self.cols = [
+        pairs = [
             (pi, self.index[mid])
             for pi, tp in enumerate(self.tps)
             for mid in group.subscribers[tp.topic]
@@ -163,77 +160,59 @@ class _Model:
             # the first i+1 members, which removes most symmetric copies of every answer.
             if not (self.symmetric and self.index[mid] > pi)
         ]
-        self.t_col = len(self.cols)
+        self.cols = PairColumns(pairs, self.tps, self.members)
+        self.t_col = len(pairs)
         self.y_cols: dict[tuple[int, str], int] = {}
         if not identical:
             for m in group.members:
                 for t in sorted(m.topics):
                     self.y_cols[(self.index[m.id], t)] = self.t_col + 1 + len(self.y_cols)
-        self.lo: list[float] = []
-        self.hi: list[float] = []
-        self.starts: list[int] = [0]
-        self.idx: list[int] = []
-        self.val: list[float] = []
-        self._add_rows(count_slack, max_moves)
+        self.rows = self._rows(count_slack, max_moves)
 
-    def _row(self, entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-        for c, v in entries:
-            self.idx.append(c)
-            self.val.append(v)
-        self.starts.append(len(self.idx))
-        self.lo.append(lo)
-        self.hi.append(hi)
-
-    def _add_rows(self, count_slack: int, max_moves: int | None) -> None:
-        group, tps, cols, lag = self.group, self.tps, self.cols, self.group.lag
+    def _rows(self, count_slack: int, max_moves: int | None) -> list[Row]:
+        group, tps, lag = self.group, self.tps, self.group.lag
+        pairs, by_member = self.cols.pairs, self.cols.by_member
         inf = math.inf
-        by_part: list[list[int]] = [[] for _ in tps]
-        by_member: list[list[int]] = [[] for _ in self.members]
-        for c, (pi, mi) in enumerate(cols):
-            by_part[pi].append(c)
-            by_member[mi].append(c)
-        for cs in by_part:  # every partition exactly once
-            self._row([(c, 1.0) for c in cs], 1.0, 1.0)
+        rows: list[Row] = [(dict.fromkeys(cs, 1.0), 1.0, 1.0) for cs in self.cols.by_part]  # each once
         for cs in by_member:  # load <= T
-            self._row([*((c, float(lag[tps[cols[c][0]]])) for c in cs), (self.t_col, -1.0)], -inf, 0.0)
+            rows.append(({**{c: float(lag[tps[pairs[c][0]]]) for c in cs}, self.t_col: -1.0}, -inf, 0.0))
         if not self.y_cols:
             low, high = count_range(group, count_slack)
-            for cs in by_member:
-                self._row([(c, 1.0) for c in cs], float(low), float(high))
+            rows += [(dict.fromkeys(cs, 1.0), float(low), float(high)) for cs in by_member]
         else:
             big = max(1, len(tps))
             for (mi, t), yc in self.y_cols.items():
-                held = [c for c in by_member[mi] if tps[cols[c][0]].topic == t]
+                held = [c for c in by_member[mi] if tps[pairs[c][0]].topic == t]
                 if not held:
                     continue
                 # y >= x for each partition of t held: sum(x) - |t| * y <= 0
-                self._row([*((c, 1.0) for c in held), (yc, -float(len(held)))], -inf, 0.0)
+                rows.append(({**dict.fromkeys(held, 1.0), yc: -float(len(held))}, -inf, 0.0))
                 # y = 1 -> count(s) >= count(m) - 1 for every other subscriber s of t:
                 # count(m) - count(s) + big * y <= big + 1
                 for sid in group.subscribers[t]:
                     si = self.index[sid]
                     if si != mi:
-                        diff = [*((c, 1.0) for c in by_member[mi]), *((c, -1.0) for c in by_member[si])]
-                        self._row([*diff, (yc, float(big))], -inf, float(big + 1))
+                        diff = {**dict.fromkeys(by_member[mi], 1.0), **dict.fromkeys(by_member[si], -1.0)}
+                        rows.append(({**diff, yc: float(big)}, -inf, float(big + 1)))
         if max_moves is not None:
             owner = group.owner
-            kept = [c for c, (pi, mi) in enumerate(cols) if owner.get(tps[pi]) == self.members[mi]]
+            kept = [c for c, (pi, mi) in enumerate(pairs) if owner.get(tps[pi]) == self.members[mi]]
             owned_assignable = sum(1 for tp in owner if tp in lag and tp.topic in group.subscribers)
             gone = len(owner) - owned_assignable  # owned partitions nobody may hold any more
             # moves = gone + owned_assignable - sum(kept x) <= max_moves
-            self._row([(c, 1.0) for c in kept], float(gone + owned_assignable - max_moves), inf)
+            rows.append((dict.fromkeys(kept, 1.0), float(gone + owned_assignable - max_moves), inf))
+        return rows
 
     def highs_lp(self, known_bound: int) -> Any:
         """The model as a ``highspy.HighsLp``; T starts at ``known_bound``."""
-        n_x, n_y = len(self.cols), len(self.y_cols)
+        n_x, n_y = self.t_col, len(self.y_cols)
         total = sum(self.group.lag.values())
         lower = [0.0] * n_x + [float(max(known_bound, 0))] + [0.0] * n_y
         upper = [1.0] * n_x + [float(total)] + [1.0] * n_y
         return rowwise_milp(
             [0.0] * n_x + [1.0] + [0.0] * n_y,
             (lower, upper),
-            (self.lo, self.hi),
-            (self.starts, self.idx, self.val),
+            self.rows,
             [True] * n_x + [False] + [True] * n_y,
         )
 
@@ -241,7 +220,7 @@ class _Model:
         """Column values of a layout, for the solver's first incumbent."""
         where = {tp: self.index[mid] for mid, held in start.items() for tp in held}
         vec = [0.0] * (self.t_col + 1 + len(self.y_cols))
-        for c, (pi, mi) in enumerate(self.cols):
+        for c, (pi, mi) in enumerate(self.cols.pairs):
             if where.get(self.tps[pi]) == mi:
                 vec[c] = 1.0
         vec[self.t_col] = float(max(sum(self.group.lag[tp] for tp in held) for held in start.values()))
@@ -249,14 +228,6 @@ class _Model:
             if any(tp.topic == t for tp in start[self.members[mi]]):
                 vec[yc] = 1.0
         return vec
-
-    def layout(self, x: Any) -> Layout | None:
-        """The layout of a solution; None if it misses a partition (never trust a broken answer)."""
-        layout: Layout = {mid: [] for mid in self.members}
-        for c, (pi, mi) in enumerate(self.cols):
-            if x[c] > 0.5:
-                layout[self.members[mi]].append(self.tps[pi])
-        return layout if sum(len(v) for v in layout.values()) == len(self.tps) else None
 
 
 def _relabel(start: Layout, tps: list[TopicPartition], members: list[str]) -> Layout:
