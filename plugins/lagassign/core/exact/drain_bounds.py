@@ -128,7 +128,9 @@ def readers_drain_bound(group: GroupSnapshot) -> float:
         bound = max(
             bound,
             seconds_to_catch_up(
-                sum(lag_of[t] for t in inside), sum(rate_of[t] for t in inside), sum(caps[m] for m in pool)
+                sum(lag_of[t] for t in inside),
+                sum(rate_of[t] for t in inside),
+                sum(caps[m] for m in sorted(pool)),  # floats: summed in one order whatever the hash seed
             ),
         )
     return bound
