@@ -15,7 +15,6 @@ Python integers (exact at any size).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from itertools import accumulate, chain
 
@@ -84,7 +83,7 @@ def _balanced_lower_bound_max_lag(group: GroupSnapshot, count_slack: int) -> int
     if group.identical_subscriptions:
         low, high = count_range(group, count_slack)
         return max(bound, count_bound(_heaviest_first(group), len(group.members), low, high))
-    readers = Counter(t for topics in group.subscriptions for t in topics)  # subscriptions per topic
+    readers = group.subscriptions_per_topic
     for topics, member_ids in group.subscriptions.items():
         if any(readers[t] > 1 for t in topics):
             continue  # its members share a topic with another subscription's

@@ -10,6 +10,7 @@ by them are views made on first use.
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property, wraps
 from typing import Any, TypeVar
@@ -212,6 +213,17 @@ class GroupSnapshot:
                 merged[classes] = ids
             subs[t] = ids
         return subs
+
+    @cached_property
+    def subscriptions_per_topic(self) -> Counter[str]:
+        """Topic -> how many distinct subscriptions include it."""
+        return Counter(t for topics in self.subscriptions for t in topics)
+
+    @cached_property
+    def subscriptions_apart(self) -> bool:
+        """No topic in two subscriptions: each subscription's members share its partitions
+        only among themselves (identical subscriptions, Kafka's JMH buckets)."""
+        return all(n == 1 for n in self.subscriptions_per_topic.values())
 
     @cached_property
     def topics_of(self) -> dict[str, frozenset[str]]:

@@ -30,7 +30,7 @@ def rounds_layout(
     the pass dealt them (heaviest first); None where some topic has two classes of subscribers
     (then rounds do not apply). Ties between equal loads go to the smallest ``tie_key`` (then
     id), the id if not given."""
-    if not _one_class_per_topic(group):
+    if not group.subscriptions_apart:
         return None
     lags = group.lags
     spans = group.topic_span
@@ -59,16 +59,6 @@ def deal_rounds(
         for pos, i in zip(order, idx[start : start + n], strict=False):
             dealt[pos].append(i)
             loads[pos] += lags[i]
-
-
-def _one_class_per_topic(group: GroupSnapshot) -> bool:
-    """Whether no topic has subscribers with two different subscriptions."""
-    claimed: dict[str, int] = {}
-    for k, topics in enumerate(group.subscriptions):
-        for t in topics:
-            if claimed.setdefault(t, k) != k:
-                return False
-    return True
 
 
 def _tie_order(ids: list[str], members: list[int], tie_key: Callable[[str], object] | None) -> list[int]:

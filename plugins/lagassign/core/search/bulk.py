@@ -98,21 +98,15 @@ def applies(group: GroupSnapshot, max_moves: int | None, count_slack: int, rack:
     ``count_slack`` or rack polish, at least ``BULK_FROM`` members x partitions, lags that sum
     within int64."""
     n_members, n_parts = len(group.members), len(group.assignable_index)
-    if n_members * n_parts < BULK_FROM or not _apart(group):
+    if n_members * n_parts < BULK_FROM or not group.subscriptions_apart:
         return False
     if group.owned_count or max_moves is not None or count_slack or (rack != "off" and group.rack_aware):
         return False
     return max(group.lags, default=0) * n_parts < _INT64_SAFE
 
 
-def _apart(group: GroupSnapshot) -> bool:
-    """No topic in two subscriptions: each subscription's members only trade among themselves."""
-    subscriptions = group.subscriptions
-    return sum(map(len, subscriptions)) == len(set().union(*subscriptions))
-
-
 def _shares(group: GroupSnapshot) -> list[tuple[list[str], np.ndarray]]:
-    """(member ids, partition indices ascending) of each subscription, for an ``_apart`` group."""
+    """(member ids, partition indices ascending) of each subscription (``subscriptions_apart``)."""
     spans = group.topic_span
     out = []
     for topics, ids in group.subscriptions.items():

@@ -117,15 +117,9 @@ def fresh_apart(group: GroupSnapshot) -> list[list[int]] | None:
     its members in id order: the j-th to member j mod n. Counts then differ by at most one
     within each subscription, and no member can take a partition of another subscription's
     topic, so sticky's balancing moves nothing. Partition indices per member index."""
-    if group.owned_count or group.rack_aware:
+    if group.owned_count or group.rack_aware or not group.subscriptions_apart:
         return None
     spans = group.topic_span
-    takers: dict[str, int] = {}
-    for topics in group.subscriptions:
-        for t in topics:
-            takers[t] = takers.get(t, 0) + 1
-    if any(n > 1 for n in takers.values()):
-        return None
     layout: list[list[int]] = [[] for _ in group.members]
     for topics, members in zip(group.subscriptions, group.class_members, strict=True):
         dealt = [i for t in sorted(topics) if t in spans for i in spans[t]]  # index order
