@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pidfiles import alive, spawn
+
 REPO = Path(__file__).resolve().parent.parent
 VAR = REPO / "var"
 KINDS = ("noida", "kafka4", "kafka3")
@@ -161,39 +163,7 @@ def _read_pid(folder: Path, name: str) -> int | None:
         pid = int((folder / f"{name}.pid").read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    return pid if _alive(pid) else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child of ours still answers kill(0): reap it if it is ours.
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
-
-
-def _spawn(folder: Path, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
-    folder.mkdir(parents=True, exist_ok=True)
-    log = open(folder / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
-    proc = subprocess.Popen(
-        argv,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=folder,
-        env=env,
-        start_new_session=True,
-    )
-    log.close()
-    (folder / f"{name}.pid").write_text(f"{proc.pid}\n")
-    return proc.pid
+    return pid if alive(pid) else None
 
 
 def _terminate(folder: Path, name: str, timeout: float = 20.0) -> bool:
@@ -204,7 +174,7 @@ def _terminate(folder: Path, name: str, timeout: float = 20.0) -> bool:
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while _alive(pid):
+    while alive(pid):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             time.sleep(0.2)
@@ -318,7 +288,7 @@ def _start_noida(fresh: bool) -> Broker:
 
 def _start_noida_in(folder: Path, kafka_port: int) -> Broker:
     data = folder / "data"
-    _spawn(
+    spawn(
         folder,
         "noida",
         [
@@ -546,7 +516,7 @@ def _start_jvm(kind: str, folder: Path, client_port: int, fresh: bool, overrides
         )
         if out.returncode != 0:
             raise BrokerError(f"formatting {kind} storage failed: {(out.stdout + out.stderr).strip()[-300:]}")
-    _spawn(folder, "kafka", _java_argv(kind, folder, "kafka.Kafka", str(server)))
+    spawn(folder, "kafka", _java_argv(kind, folder, "kafka.Kafka", str(server)))
     broker = Broker(kind, f"127.0.0.1:{client_port}")
     wait_ready(broker, timeout=90, folder=folder, proc="kafka")
     return broker

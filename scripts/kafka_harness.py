@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 JAVA_DIR = REPO / "tests" / "java"
 POM = JAVA_DIR / "pom.xml"
 CHECKSUMS = JAVA_DIR / "checksums.sha256"
-SOURCES = (JAVA_DIR / "KafkaAssignors.java", JAVA_DIR / "ServerAssignors.java")
+#: the two programs, and JsonLines: the line protocol they speak with tests/support/kafka_java.py
+SOURCES = (JAVA_DIR / "KafkaAssignors.java", JAVA_DIR / "ServerAssignors.java", JAVA_DIR / "JsonLines.java")
 JAR_DIR = REPO / "var" / "kafka-jars" / KAFKA_VERSION
 CLASS_DIR = REPO / "var" / "kafka-harness" / KAFKA_VERSION
 

@@ -18,12 +18,13 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from pidfiles import alive, group_alive, spawn
 
 REPO = Path(__file__).resolve().parent.parent
 STATE = REPO / "var" / "spark-cluster"
@@ -105,45 +106,12 @@ def _pid_file(name: str) -> Path:
     return STATE / f"{name}.pid"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child
-        if done == pid:
-            return False
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _read_pid(name: str) -> int | None:
     try:
         pid = int(_pid_file(name).read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if _alive(pid) else None
-
-
-def _spawn(name: str, args: list[str]) -> int:
-    STATE.mkdir(parents=True, exist_ok=True)
-    log = open(STATE / f"{name}.log", "ab")  # noqa: SIM115 - handed to the daemon
-    proc = subprocess.Popen(
-        [str(spark_home() / "bin" / "spark-class"), *args],
-        env=environment(),
-        cwd=STATE,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    log.close()
-    _pid_file(name).write_text(f"{proc.pid}\n")
-    return proc.pid
+    return pid if alive(pid) else None
 
 
 def master_status(timeout: float = 2.0) -> dict[str, Any] | None:
@@ -195,7 +163,7 @@ def start(timeout: float = 90.0) -> dict[str, Any]:
         raise ClusterError(f"something else answers at {STATUS_URL}; not starting a second master")
     for name, args in daemons().items():
         if _read_pid(name) is None:
-            _spawn(name, args)
+            spawn(STATE, name, [str(spark_home() / "bin" / "spark-class"), *args], environment())
             if name == "master":  # workers retry registering, but a live master saves the retries
                 end = time.monotonic() + timeout
                 while master_status() is None and time.monotonic() < end and _read_pid("master"):
@@ -218,22 +186,12 @@ def _terminate(name: str, timeout: float = 20.0) -> bool:
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + timeout
-    while _alive(pid) or _group_alive(pid):
+    while alive(pid) or group_alive(pid):
         if time.monotonic() > deadline:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
             deadline = time.monotonic() + 5
         time.sleep(0.2)
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

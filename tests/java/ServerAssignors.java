@@ -2,9 +2,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -57,13 +54,7 @@ public final class ServerAssignors {
     private ServerAssignors() {}
 
     public static void main(String[] args) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            out.println(JSON.writeValueAsString(run(JSON.readTree(line))));
-        }
+        JsonLines.serve(ServerAssignors::run);
     }
 
     private record Member(String id, List<String> topics, List<JsonNode> owned, Optional<String> instanceId, Optional<String> rack) {}

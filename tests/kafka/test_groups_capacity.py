@@ -16,7 +16,8 @@ from lagassign.kafka.groupsfile import (
     parse_capacities,
     parse_groups,
 )
-from lagassign.tables.snapshot import Snapshot, read_snapshot
+from lagassign.tables.snapshot import read_snapshot
+from snapshotkit import one_group_snapshot
 
 FILE = """
 groups:
@@ -99,23 +100,7 @@ def test_configured_capacities_reach_the_plan_in_time(tmp_path: Path) -> None:
     assert fill_capacities(rows, configured) == 2
     assert [m["capacity"] for m in rows] == [1000.0, 4000.0, None, 250.0]
     rows = rows[:2]  # group payments with two members, capacities 1000 and 4000
-    snap = Snapshot(
-        groups=[{"group": "payments", "kind": "subscribe", "state": "Stable", "auto_offset_reset": "latest"}],
-        partitions=[
-            {
-                "group": "payments",
-                "topic": "t",
-                "partition": p,
-                "begin": 0,
-                "end": 1000,
-                "committed": 0,
-                "lag": 1000,
-            }
-            for p in range(5)
-        ],
-        members=rows,
-        manifest={"cluster_id": "k1", "snapshot_at": "2026-05-01T06:00:00Z"},
-    )
+    snap = one_group_snapshot("payments", "subscribe", [(1000, 0)] * 5, rows, "2026-05-01T06:00:00Z")
     snap.write(tmp_path / "snap")
     ((_, case),) = read_snapshot(tmp_path / "snap")
     assert case is not None

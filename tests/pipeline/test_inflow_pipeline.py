@@ -15,38 +15,24 @@ from lagassign.evaluation import evaluate_snapshot
 from lagassign.pipeline.inflow import add_inflow
 from lagassign.store import AuditStore
 from lagassign.tables.snapshot import Snapshot, partition_lag_seconds, read_snapshot
+from snapshotkit import one_group_snapshot
 
 
 def _snapshot(at: str, ends: tuple[int, int], committed: tuple[int, int], capacity: bool = True) -> Snapshot:
     """Group g: members a (owns t-0, t-1) and b (owns nothing), both announcing 100 msg/s."""
     member: dict[str, Any] = {"group": "g", "client_id": "c", "host": "h", "topics": ["t"]}
     cap = {"capacity": 100.0} if capacity else {}
-    return Snapshot(
-        groups=[{"group": "g", "kind": "assign", "state": "Stable", "auto_offset_reset": "latest"}],
-        partitions=[
-            {
-                "group": "g",
-                "topic": "t",
-                "partition": p,
-                "begin": 0,
-                "end": ends[p],
-                "committed": committed[p],
-            }
-            | {"lag": ends[p] - committed[p]}
-            for p in (0, 1)
-        ],
-        members=[
-            {
-                **member,
-                "member_id": "a",
-                "instance_id": "a",
-                "assignment": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}],
-            }
-            | cap,
-            {**member, "member_id": "b", "instance_id": "b", "assignment": []} | cap,
-        ],
-        manifest={"cluster_id": "k1", "snapshot_at": at},
-    )
+    members = [
+        {
+            **member,
+            "member_id": "a",
+            "instance_id": "a",
+            "assignment": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}],
+        }
+        | cap,
+        {**member, "member_id": "b", "instance_id": "b", "assignment": []} | cap,
+    ]
+    return one_group_snapshot("g", "assign", list(zip(ends, committed, strict=True)), members, at)
 
 
 def _added(store: AuditStore, plan_id: int, snap: Snapshot) -> tuple[dict[str, Any], list[str]]:

@@ -98,19 +98,25 @@ def test_reopening_is_idempotent_and_keeps_data(store: AuditStore, db_url: str) 
     engine.dispose()
 
 
-def test_migrates_a_version_1_database(db_url: str) -> None:
+def _older_database(db_url: str, version: int, *rows: tuple[str, dict[str, Any]]) -> list[str]:
+    """A database migrated only up to ``version``, as an older release left it, holding ``rows``
+    ((table, column values), inserted by name: the runtime tables have columns it lacks);
+    returns its tables."""
     engine = sa.create_engine(db_url)
-    assert migrate(engine, target=1) == 1
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text(
-                'INSERT INTO plans (created_at, status, "trigger", triggered_by) '
-                "VALUES (:t, 'succeeded', 'manual', :by)"
-            ),
-            {"t": datetime(2026, 1, 2, 3, 4, 5), "by": "bob"},
-        )
-        assert not sa.inspect(conn).has_table("publications")
-    engine.dispose()
+    try:
+        assert migrate(engine, target=version) == version
+        with engine.begin() as conn:
+            for table, values in rows:
+                conn.execute(sa.insert(sa.table(table, *map(sa.column, values))).values(values))
+            return sa.inspect(conn).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def test_migrates_a_version_1_database(db_url: str) -> None:
+    plan = {"created_at": datetime(2026, 1, 2, 3, 4, 5), "status": "succeeded", "trigger": "manual"}
+    tables = _older_database(db_url, 1, ("plans", {**plan, "triggered_by": "bob"}))
+    assert "publications" not in tables
     with AuditStore(db_url) as store:
         assert store.schema_version == LATEST_VERSION
         old = store.list_plans()
@@ -584,18 +590,15 @@ def test_group_type_and_assignor_round_trip_and_older_groups_have_none(store: Au
 
 
 def test_groups_recorded_before_migration_7_read_without_group_type(db_url: str) -> None:
-    engine = sa.create_engine(db_url)
-    assert migrate(engine, target=6) == 6
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text(
-                'INSERT INTO plans (id, created_at, status, "trigger") '
-                "VALUES (1, :t, 'succeeded', 'scheduled')"
-            ),
-            {"t": datetime(2026, 1, 2, 3, 4, 5)},
-        )
-        conn.execute(sa.text("INSERT INTO plan_groups (plan_id, group_name, members) VALUES (1, 'old', 3)"))
-    engine.dispose()
+    plan = {
+        "id": 1,
+        "created_at": datetime(2026, 1, 2, 3, 4, 5),
+        "status": "succeeded",
+        "trigger": "scheduled",
+    }
+    _older_database(
+        db_url, 6, ("plans", plan), ("plan_groups", {"plan_id": 1, "group_name": "old", "members": 3})
+    )
     with AuditStore(db_url) as store:
         assert store.schema_version == LATEST_VERSION >= 7
         (group,) = store.get_plan(1)["groups"]

@@ -3,8 +3,10 @@ cases, and the seeded random groups the fidelity tests and ``bench/fidelity.py``
 
 ``kafka_assign(cases)`` runs the client-side ones (kafka-clients, tests/java/KafkaAssignors.java),
 ``server_assign(cases)`` the server-side ones of KIP-848 (kafka-group-coordinator,
-tests/java/ServerAssignors.java); each starts one JVM for the whole batch. ``KAFKA_SKIP`` is None
-when the harness is ready, else the reason to skip (``make harness`` fetches and compiles it).
+tests/java/ServerAssignors.java); each starts one JVM for the whole batch, a case per line in and
+a result per line out (tests/java/JsonLines.java). ``KAFKA_SKIP`` is None when the harness is
+ready, else the reason to skip (``make harness`` fetches and compiles it); ``NEEDS_HARNESS``
+marks a test module that runs it.
 """
 
 from __future__ import annotations
@@ -12,12 +14,20 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import kafka_harness
-from lagassign.core.model import TopicPartition
+import pytest
+from lagassign.core.case import parse_case
+from lagassign.core.model import GroupSnapshot, TopicPartition
 
 KAFKA_SKIP: str | None = kafka_harness.ready()
+#: a test module's ``pytestmark`` when it runs the harness: ``java``, skipped until it is ready
+NEEDS_HARNESS = [
+    pytest.mark.java,
+    pytest.mark.skipif(KAFKA_SKIP is not None, reason=f"Kafka harness: {KAFKA_SKIP}"),
+]
 KAFKA_VERSION = kafka_harness.KAFKA_VERSION
 #: the assignors the harness reports, by lagassign's strategy names
 KAFKA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky-final")
@@ -65,6 +75,14 @@ def server_assign(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         result["homogeneous"] = raw["subscription_type"] == "HOMOGENEOUS"
         results.append(result)
     return results
+
+
+def against_kafka(
+    cases: list[dict[str, Any]], assign: Callable[[list[dict[str, Any]]], list[Any]]
+) -> list[tuple[dict[str, Any], GroupSnapshot, Any]]:
+    """(case, its group, Kafka's result) per case: ``assign`` (``kafka_assign`` or
+    ``server_assign``) run once on all of them, in one JVM."""
+    return [(c, parse_case(c), k) for c, k in zip(cases, assign(cases), strict=True)]
 
 
 RACKS = ("rack-a", "rack-b", "rack-c")

@@ -71,16 +71,21 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Files:
-    """The snapshot files every task reads, the columns it takes from each, and whether each
-    is read by row ranges or (its groups scattered) by a filter."""
+class TaskFile:
+    """One snapshot file as every task reads it: its path, the columns taken from it, and
+    whether it is read by row ranges or (its groups scattered) by a filter."""
 
-    partitions: str
-    members: str
-    partition_columns: tuple[str, ...]
-    member_columns: tuple[str, ...]
-    partitions_scattered: bool = False
-    members_scattered: bool = False
+    path: str
+    columns: tuple[str, ...]
+    scattered: bool = False
+
+
+@dataclass(frozen=True)
+class Files:
+    """The snapshot files every task reads: partitions and members."""
+
+    partitions: TaskFile
+    members: TaskFile
 
 
 @dataclass(frozen=True)
@@ -165,12 +170,8 @@ def plan_tasks(
         tasks=tuple(Task(i, tuple(work[g] for g in names)) for i, names in enumerate(cut)),
         groups=len(work),
         files=Files(
-            parts.path,
-            members.path,
-            _present(parts, PARTITION_KEYS, OPTIONAL_PARTITION_KEYS),
-            _present(members, MEMBER_KEYS, OPTIONAL_MEMBER_KEYS),
-            parts.scattered,
-            members.scattered,
+            _task_file(parts, PARTITION_KEYS, OPTIONAL_PARTITION_KEYS),
+            _task_file(members, MEMBER_KEYS, OPTIONAL_MEMBER_KEYS),
         ),
     )
 
@@ -191,6 +192,7 @@ def _file_position(name: str, parts: FileLayout, members: FileLayout) -> tuple[i
     return (p if p >= 0 else 1 << 62, m if m >= 0 else 1 << 62, name)
 
 
-def _present(layout: FileLayout, keys: Sequence[str], optional: Sequence[str]) -> tuple[str, ...]:
-    """The columns a task reads from a file: the required ones and the optional ones it has."""
-    return (*keys, *(c for c in optional if c in layout.columns))
+def _task_file(layout: FileLayout, keys: Sequence[str], optional: Sequence[str]) -> TaskFile:
+    """A file as tasks read it: the required columns and the optional ones it has."""
+    columns = (*keys, *(c for c in optional if c in layout.columns))
+    return TaskFile(layout.path, columns, layout.scattered)

@@ -32,7 +32,7 @@ from ..core.results import GroupEvaluation
 from ..evaluation import evaluate_group_columns
 from ..tables.evaluations import EVALUATIONS, arrow_schema, evaluation_table
 from .layout import Ranges
-from .task_plan import Files, GroupWork, Task
+from .task_plan import Files, GroupWork, Task, TaskFile
 
 OUTPUT_BATCH_ROWS = 4096  # evaluation rows per Arrow batch written
 
@@ -91,11 +91,11 @@ def _filtered_table(path: str, columns: Sequence[str], names: Sequence[str]) -> 
 
 
 def _task_table(
-    path: str, columns: Sequence[str], scattered: bool, groups: Sequence[GroupWork], ranges: Sequence[Ranges]
+    file: TaskFile, groups: Sequence[GroupWork], ranges: Sequence[Ranges]
 ) -> tuple[Any, list[Spans]]:
-    if scattered:
-        return _filtered_table(path, columns, [g.name for g in groups])
-    return _ranged_table(path, columns, ranges)
+    if file.scattered:
+        return _filtered_table(file.path, file.columns, [g.name for g in groups])
+    return _ranged_table(file.path, file.columns, ranges)
 
 
 def _group_rows(table: Any, spans: Sequence[Spans]) -> Iterator[list[dict[str, Any]]]:
@@ -145,24 +145,8 @@ def run_task(
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / part_name(task.index)
     tmp = folder / f".{final.name}.{os.getpid()}.tmp"  # hidden: readers skip it
-    parts = _group_columns(
-        *_task_table(
-            files.partitions,
-            files.partition_columns,
-            files.partitions_scattered,
-            task.groups,
-            [g.parts for g in task.groups],
-        )
-    )
-    members = _group_rows(
-        *_task_table(
-            files.members,
-            files.member_columns,
-            files.members_scattered,
-            task.groups,
-            [g.members for g in task.groups],
-        )
-    )
+    parts = _group_columns(*_task_table(files.partitions, task.groups, [g.parts for g in task.groups]))
+    members = _group_rows(*_task_table(files.members, task.groups, [g.members for g in task.groups]))
     written = 0
     with pq.ParquetWriter(tmp, arrow_schema()) as writer:
         for batch in _batches(task.groups, parts, members, strategies, options):

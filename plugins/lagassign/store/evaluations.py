@@ -12,7 +12,7 @@ from ..core.clock import utc_now
 from ..core.results import GroupEvaluation, ResultShapeError, StrategyResult
 from .base import StoreBase
 from .errors import StoreError
-from .schema import DECISION_FIELDS, MAX_ERROR_CHARS, decisions_t, evaluations_t, plan_groups_t
+from .schema import DECISION_FIELDS, GROUP_FIELDS, MAX_ERROR_CHARS, decisions_t, evaluations_t, plan_groups_t
 
 
 class EvaluationRecords(StoreBase):
@@ -39,15 +39,7 @@ class EvaluationRecords(StoreBase):
                     conn.execute(sa.delete(t).where(t.c.plan_id == plan_id, t.c.group_name == name))
                 conn.execute(
                     sa.insert(plan_groups_t).values(
-                        plan_id=plan_id,
-                        group_name=name,
-                        members=ev.members,
-                        partitions=ev.partitions,
-                        lower_bound_max_lag=ev.lower_bound_max_lag,
-                        best=ev.best,
-                        error=ev.error,
-                        group_type=ev.group_type,
-                        assignor=ev.assignor,
+                        plan_id=plan_id, group_name=name, **{k: getattr(ev, k) for k in GROUP_FIELDS}
                     )
                 )
                 rows = [_evaluation_row(plan_id, name, i, r) for i, r in enumerate(ev.results)]

@@ -13,6 +13,7 @@ from .base import StoreBase
 from .columns import checked_utc
 from .schema import (
     DECISION_FIELDS,
+    GROUP_FIELDS,
     decisions_t,
     evaluations_t,
     plan_groups_t,
@@ -117,16 +118,11 @@ class PlanReads(StoreBase):
         out: dict[int, list[dict[str, Any]]] = {pid: [] for pid in plan_ids}
         for pid, name in sorted(set(summaries) | set(results) | set(decisions) | set(pubs)):
             s = summaries.get((pid, name))
+            summary = s._mapping if s is not None else {}
             out[pid].append(
                 {
                     "group": name,
-                    "members": s.members if s else None,
-                    "partitions": s.partitions if s else None,
-                    "best": s.best if s else None,
-                    "lower_bound_max_lag": s.lower_bound_max_lag if s else None,
-                    "error": s.error if s else None,
-                    "group_type": s.group_type if s else None,
-                    "assignor": s.assignor if s else None,
+                    **{k: summary.get(k) for k in GROUP_FIELDS},
                     "results": results.get((pid, name), []),
                     "decision": decisions.get((pid, name)),
                     "publications": pubs.get((pid, name), []),

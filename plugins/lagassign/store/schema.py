@@ -200,6 +200,8 @@ health_states_t = sa.Table(
     sa.Column("seen_at", UTCDateTime),
 )
 
+#: a plan group's columns besides its key (plan, group), as recorded and as ``get_plan`` lists them
+GROUP_FIELDS = ("members", "partitions", "best", "lower_bound_max_lag", "error", "group_type", "assignor")
 DECISION_FIELDS = (
     "go",
     "reason",

@@ -8,16 +8,13 @@ import random
 
 import pytest
 from groups import ISSUE_13_SMALLEST, kafka_balance_violation, moved
-from kafka_java import KAFKA_SKIP, kafka_assign, random_case
+from kafka_java import NEEDS_HARNESS, against_kafka, kafka_assign, random_case
 from lagassign.core.case import parse_case
 from lagassign.core.kafka_replay.constrained import kafka_constrained, kafka_constrained_cooperative
 from lagassign.core.kafka_replay.general import kafka_general, kafka_general_cooperative
 from lagassign.core.strategies import get_strategy
 
-pytestmark = [
-    pytest.mark.java,
-    pytest.mark.skipif(KAFKA_SKIP is not None, reason=f"Kafka harness: {KAFKA_SKIP}"),
-]
+pytestmark = NEEDS_HARNESS
 
 N = 300
 
@@ -26,8 +23,7 @@ N = 300
 def runs():
     """(case, group, Kafka's assignments) for N seeded random cases, one JVM for all."""
     rnd = random.Random(13)
-    cases = [random_case(rnd) for _ in range(N)]
-    return [(c, parse_case(c), k) for c, k in zip(cases, kafka_assign(cases), strict=True)]
+    return against_kafka([random_case(rnd) for _ in range(N)], kafka_assign)
 
 
 def _static(case) -> bool:

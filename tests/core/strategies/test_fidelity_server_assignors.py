@@ -11,8 +11,7 @@ from collections import Counter
 
 import pytest
 from groups import kafka_balance_violation, moved
-from kafka_java import KAFKA_SKIP, random_case, server_assign
-from lagassign.core.case import parse_case
+from kafka_java import NEEDS_HARNESS, against_kafka, random_case, server_assign
 from lagassign.core.strategies import get_strategy
 from lagassign.core.strategies.examples import example
 from server_fidelity import (
@@ -29,10 +28,7 @@ from server_fidelity import (
     without_racks,
 )
 
-pytestmark = [
-    pytest.mark.java,
-    pytest.mark.skipif(KAFKA_SKIP is not None, reason=f"Kafka harness: {KAFKA_SKIP}"),
-]
+pytestmark = NEEDS_HARNESS
 
 N = 400
 
@@ -40,8 +36,7 @@ N = 400
 @pytest.fixture(scope="module")
 def runs():
     """(case, group, Kafka's server-side results) for N seeded groups, one JVM for all."""
-    cases = server_cases(random.Random(848), N)
-    return [(c, parse_case(c), k) for c, k in zip(cases, server_assign(cases), strict=True)]
+    return against_kafka(server_cases(random.Random(848), N), server_assign)
 
 
 def _uniform(group):

@@ -63,15 +63,21 @@ def test_rack_off_is_the_default_and_unchanged():
     )
 
 
-@given(case=cases(max_members=6, max_topics=3, max_partitions=6))
-def test_lag_aware_prefer_keeps_the_count_guarantee(case):
-    """prefer chooses among the members with the fewest partitions only."""
+def _on_racks(case, replicas):
+    """The case parsed with members on racks a, b, c in turn and the ``i``-th partition's
+    replicas on the racks numbered ``replicas(i)`` (modulo 3)."""
     racks = ["a", "b", "c"]
     for i, m in enumerate(case["members"]):
         m["rack"] = racks[i % 3]
     for i, p in enumerate(case["partitions"]):
-        p["racks"] = [racks[i % 3], racks[(i * 7) % 3]]
-    group = parse_case(case)
+        p["racks"] = [racks[r % 3] for r in replicas(i)]
+    return parse_case(case)
+
+
+@given(case=cases(max_members=6, max_topics=3, max_partitions=6))
+def test_lag_aware_prefer_keeps_the_count_guarantee(case):
+    """prefer chooses among the members with the fewest partitions only."""
+    group = _on_racks(case, lambda i: (i, i * 7))
     got = get_strategy("lag-aware", rack="prefer").assign(group).members
     check_valid(group, got)
     if group.identical_subscriptions:
@@ -107,12 +113,7 @@ def test_lag_optimal_rack_modes_are_planned_apart_on_one_group():
 
 @given(case=cases(max_members=6, max_topics=3, max_partitions=6))
 def test_lag_optimal_prefer_keeps_max_lag_counts_and_guarantee(case):
-    racks = ["a", "b", "c"]
-    for i, m in enumerate(case["members"]):
-        m["rack"] = racks[i % 3]
-    for i, p in enumerate(case["partitions"]):
-        p["racks"] = [racks[(i * 5) % 3]]
-    group = parse_case(case)
+    group = _on_racks(case, lambda i: (i * 5,))
     off = get_strategy("lag-optimal").assign(group)
     prefer = get_strategy("lag-optimal", rack="prefer").assign(group)
     check_valid(group, prefer.members)
