@@ -8,10 +8,9 @@ the broker, the database). A bare command (``lagassign``, ``lagassign plans``) p
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
@@ -22,30 +21,9 @@ from ..core.report import evaluation_table
 from ..core.strategies import strategy_names
 from ..kafka.errors import reason
 from ..kafka.textfiles import read_user_file
+from . import groups_args, kafka_args, plan_args, plans_args
 from .options import add_lag_optimal_options, non_negative, strategy_list
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits with one line instead of usage plus message."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"lagassign: error: {message}\n")
-
-
-def _usage_of(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    """A handler for a command given without its subcommand: the command's help on stderr."""
-
-    def usage(_args: argparse.Namespace) -> int:
-        parser.print_help(sys.stderr)
-        return 2
-
-    return usage
-
-
-def add_commands(parser: argparse.ArgumentParser, title: str) -> Any:
-    """Subcommands of ``parser``; given none, the command prints its usage (exit 2)."""
-    parser.set_defaults(func=_usage_of(parser))
-    return parser.add_subparsers(title=title, metavar="COMMAND", parser_class=_Parser)
+from .parser import Parser, add_commands
 
 
 def _read_case(path: str) -> dict[str, Any]:
@@ -81,19 +59,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-# Modules that add subcommands through ``register(subparsers)``. They must stay cheap to
-# import (Kafka, Spark and Airflow are imported inside their handlers), so `lagassign assign`
-# starts fast and works without the edges installed.
-_EXTENSIONS: tuple[str, ...] = (
-    "lagassign.cli.kafka",
-    "lagassign.cli.plans",
-    "lagassign.cli.plan",
-    "lagassign.cli.groups",
-)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
+    """The whole command line: ``assign`` and ``evaluate`` run here on the core alone; the other
+    subcommands' arguments come from the ``*_args`` modules, their handlers imported when run."""
+    parser = Parser(prog="lagassign", description="Lag-aware rebalance plans for Kafka consumer groups.")
     parser.add_argument("--version", action="version", version=f"lagassign {__version__}")
     sub = add_commands(parser, "commands")
 
@@ -119,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indent", type=non_negative, default=None, help="pretty-print JSON with this indent")
     p.set_defaults(func=_cmd_evaluate)
 
-    for name in _EXTENSIONS:
-        importlib.import_module(name).register(sub)
+    for commands in (kafka_args, plans_args, plan_args, groups_args):
+        commands.register(sub)
     return parser
 
 

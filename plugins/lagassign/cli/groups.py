@@ -7,6 +7,8 @@ The cluster is read now; the audit store (``--db``) gives the observations of th
 window and the last plans (without a store every group is judged on this one observation: no
 STALL, STOP or WARN, which need a window). When the cluster cannot be read and the health job
 recorded statuses, those are shown with their age (stderr says so).
+
+Its arguments are in ``cli.groups_args``; this module is imported when it runs.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from ..pipeline.alerts import webhook_sender
 from ..pipeline.health import health_run
 from ..pipeline.overview import (
     DEFAULT_WINDOW_S,
-    SORTS,
     HealthSettings,
     build_overview,
     catch_up_text,
@@ -35,53 +36,7 @@ from ..pipeline.overview import (
     sort_rows,
     stored_overview,
 )
-from .kafka import _add_connection_args, _client_config
-from .options import add_db_option, add_topic_options, positive_seconds
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "groups",
-        help="every consumer group: status, lag in messages and seconds, instances, plan in force",
-        description="`lagassign groups` lists every group; `lagassign groups show GROUP` shows one.",
-    )
-    p.add_argument("words", nargs="*", metavar="show GROUP", help="show one group in full")
-    _add_connection_args(p)
-    p.add_argument("--groups", metavar="REGEX", help="only groups whose whole id matches REGEX")
-    p.add_argument("--groups-file", metavar="FILE", help="YAML file declaring assign()-mode groups")
-    p.add_argument(
-        "--status",
-        metavar="STATUS[,STATUS]",
-        help=f"only groups with these statuses ({', '.join(STATUSES)})",
-    )
-    p.add_argument(
-        "--sort", choices=SORTS, default="status", help="worst first (default), or by name or figure"
-    )
-    p.add_argument(
-        "--window",
-        type=positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="the rules' window (default $LAGASSIGN_HEALTH_WINDOW, else 600)",
-    )
-    p.add_argument(
-        "--session-timeout",
-        type=positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="an instance silent this long is dead (default: the timeout it announced)",
-    )
-    add_topic_options(p)
-    add_db_option(p)
-    p.add_argument("--no-db", action="store_true", help="do not read the audit store")
-    p.add_argument(
-        "--record",
-        action="store_true",
-        help="run the health job once: record this observation and send the alerts due",
-    )
-    p.add_argument("--notify-url", metavar="URL", help="with --record: POST each alert as JSON to this URL")
-    p.add_argument("--json", action="store_true", help="JSON for machines instead of a table")
-    p.set_defaults(func=_cmd_groups)
+from .kafka import _client_config
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -114,7 +69,8 @@ def _statuses(text: str | None) -> set[str] | None:
     return wanted
 
 
-def _cmd_groups(args: argparse.Namespace) -> int:
+def cmd_groups(args: argparse.Namespace) -> int:
+    """``lagassign groups`` (every group, a table or JSON) and ``groups show GROUP`` (one in full)."""
     words = list(args.words)
     if words and (words[0] != "show" or len(words) != 2):
         raise LagassignError("expected `lagassign groups` or `lagassign groups show GROUP`")

@@ -1,8 +1,7 @@
 """The ``snapshot``, ``publish`` and ``read-plans`` subcommands: thin shells over the Kafka edge.
 
-Registered by ``lagassign.cli`` through ``register(subparsers)``. Nothing Kafka-related is
-imported at module level (confluent-kafka, pyarrow and yaml load inside the handlers), so
-``lagassign assign`` stays fast and works without the kafka extra installed.
+Their arguments are in ``cli.kafka_args``; this module is imported when one of them runs (and
+by the other subcommands that reach Kafka, for ``_client_config`` and ``ProgressBar``).
 """
 
 from __future__ import annotations
@@ -20,10 +19,8 @@ from typing import Any, TextIO
 
 from ..core.clock import parse_utc, utc_now
 from ..core.gate import GateDecision
-from ..core.lag import RESET_POLICIES
 from ..core.plans import next_plan
 from ..core.publishing import PublishFacts, decide_publication
-from ..core.topics import PLAN_TOPIC
 from ..kafka.admin import AdminHook
 from ..kafka.applier import Outcome, apply_publication
 from ..kafka.cluster import cluster_of
@@ -33,100 +30,9 @@ from ..kafka.groupsfile import fill_capacities, load_capacities, load_groups_fil
 from ..kafka.plans import PlanStore
 from ..kafka.snapshot import compile_regex, take_snapshot
 from ..pipeline.ports import AuditTrailPort, PublishingStore
-from .options import add_db_option, groups_file, positive, positive_seconds
 from .planfiles import export_json, read_export, read_plan_file
 
 RDKAFKA_LOGGER = "lagassign.kafka.librdkafka"
-
-
-def _add_connection_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--bootstrap-server",
-        metavar="HOST:PORT",
-        help="Kafka bootstrap servers (or bootstrap.servers in --config / --config-file)",
-    )
-    p.add_argument(
-        "--config",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="librdkafka setting, repeatable (e.g. security.protocol=SASL_SSL)",
-    )
-    p.add_argument(
-        "--config-file",
-        metavar="FILE",
-        help="librdkafka settings as a properties file; LAGASSIGN_KAFKA_* variables also apply",
-    )
-    p.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="timeout of each Kafka request (default 30)",
-    )
-    p.add_argument("--verbose", "-v", action="store_true", help="log librdkafka's messages to stderr")
-
-
-def register(subparsers: Any) -> None:
-    """Add the Kafka subcommands to the ``lagassign`` parser."""
-    p = subparsers.add_parser("snapshot", help="snapshot groups, offsets and members into Parquet tables")
-    _add_connection_args(p)
-    p.add_argument(
-        "--groups",
-        metavar="REGEX",
-        help="discovered groups whose whole id matches REGEX (default: every group)",
-    )
-    p.add_argument(
-        "--groups-file",
-        type=groups_file,
-        metavar="FILE",
-        help="YAML file declaring groups in manual assign() mode",
-    )
-    p.add_argument(
-        "--auto-offset-reset",
-        choices=RESET_POLICIES,
-        default="latest",
-        help="reset policy of groups that do not declare one (default latest)",
-    )
-    p.add_argument(
-        "--plan-topic",
-        default=PLAN_TOPIC,
-        help="where assign()-mode groups' current plans are read (default lagassign.plans)",
-    )
-    p.add_argument(
-        "--concurrency", type=positive, default=64, help="AdminClient requests in flight (default 64)"
-    )
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables and manifest")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
-    p.set_defaults(func=_cmd_snapshot)
-
-    p = subparsers.add_parser("publish", help="publish a plan as a static assignment (topic or JSON file)")
-    _add_connection_args(p)
-    p.add_argument(
-        "plan",
-        metavar="PLAN.json",
-        help='`lagassign assign` output plus "group": {"group", "strategy", "assignment"}',
-    )
-    p.add_argument("--topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--export", metavar="FILE", help="also write the plan in force to this JSON file")
-    p.add_argument(
-        "--export-only",
-        action="store_true",
-        help="do not touch Kafka: version against the existing --export file",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="publish even a plan computed from a snapshot older than the one in force",
-    )
-    add_db_option(p)
-    p.set_defaults(func=_cmd_publish)
-
-    p = subparsers.add_parser("read-plans", help="print the newest published plan per group from the topic")
-    _add_connection_args(p)
-    p.add_argument("--topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--group", action="append", default=None, help="only this group (repeatable)")
-    p.set_defaults(func=_cmd_plans)
 
 
 def _client_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -168,7 +74,8 @@ class ProgressBar:
             self.stream.flush()
 
 
-def _cmd_snapshot(args: argparse.Namespace) -> int:
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    """``lagassign snapshot``: the groups, offsets and members as Parquet tables in ``--out``."""
     compile_regex(args.groups)
     declared = load_groups_file(args.groups_file) if args.groups_file else []
     conf = _client_config(args)
@@ -197,7 +104,9 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_publish(args: argparse.Namespace) -> int:
+def cmd_publish(args: argparse.Namespace) -> int:
+    """``lagassign publish``: a plan file published through the audit ledger, or with
+    ``--export-only`` versioned against the export file alone."""
     spec = read_plan_file(args.plan)
     if args.export_only:
         if not args.export:
@@ -346,7 +255,8 @@ def _publish_spec(
     return apply_publication(store, topic, plan_id, facts, decision, force)
 
 
-def _cmd_plans(args: argparse.Namespace) -> int:
+def cmd_read_plans(args: argparse.Namespace) -> int:
+    """``lagassign read-plans``: the newest plan per group on the plans topic, as JSON."""
     with PlanStore(_client_config(args), args.topic, args.timeout) as store:
         plans = store.read(args.group)
     json.dump({g: asdict(p) for g, p in sorted(plans.items())}, sys.stdout, indent=2)

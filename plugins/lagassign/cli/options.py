@@ -39,6 +39,36 @@ def add_topic_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--status-topic", default=STATUS_TOPIC, help=f"status topic (default {STATUS_TOPIC})")
 
 
+def add_connection_options(p: argparse.ArgumentParser) -> None:
+    """How to reach Kafka: bootstrap servers, librdkafka settings, the request timeout, and
+    ``--verbose`` for librdkafka's own messages."""
+    p.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="Kafka bootstrap servers (or bootstrap.servers in --config / --config-file)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="librdkafka setting, repeatable (e.g. security.protocol=SASL_SSL)",
+    )
+    p.add_argument(
+        "--config-file",
+        metavar="FILE",
+        help="librdkafka settings as a properties file; LAGASSIGN_KAFKA_* variables also apply",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="timeout of each Kafka request (default 30)",
+    )
+    p.add_argument("--verbose", "-v", action="store_true", help="log librdkafka's messages to stderr")
+
+
 def add_db_option(p: argparse.ArgumentParser) -> None:
     """``--db``: the audit store's URL."""
     p.add_argument("--db", help="audit store URL (default: LAGASSIGN_DB_URL, else SQLite under AIRFLOW_HOME)")

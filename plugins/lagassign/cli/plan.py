@@ -1,5 +1,6 @@
 """``lagassign plan``: the whole pipeline without Airflow (snapshot, evaluate, gate, publish, record),
-and ``lagassign watch``: the failover loop without Airflow."""
+and ``lagassign watch``: the failover loop without Airflow. Their arguments are in
+``cli.plan_args``; this module is imported when one of them runs."""
 
 from __future__ import annotations
 
@@ -12,10 +13,8 @@ import threading
 from typing import Any
 
 from ..core.clock import now_text
-from ..core.gate import DEFAULT_MIN_IMPROVEMENT, DEFAULT_THRESHOLD, GateDecision
-from ..core.lag import RESET_POLICIES
+from ..core.gate import GateDecision
 from ..core.report import plan_table
-from ..core.topics import PLAN_TOPIC
 from ..kafka.cluster import cluster_of
 from ..pipeline import (
     PlanParams,
@@ -30,108 +29,11 @@ from ..pipeline import (
 )
 from ..pipeline.failover import FailoverSettings
 from ..pipeline.ports import PlanningStore
-from .kafka import ProgressBar, _add_connection_args, _client_config
-from .options import (
-    add_db_option,
-    add_lag_optimal_options,
-    add_topic_options,
-    groups_file,
-    positive_seconds,
-    strategy_list,
-)
+from .kafka import ProgressBar, _client_config
 
 
-def register(subparsers: Any) -> None:
-    """Add ``plan`` and ``watch`` to the ``lagassign`` parser."""
-    _add_plan_command(subparsers)
-    _add_watch_command(subparsers)
-
-
-def _add_plan_command(subparsers: Any) -> None:
-    p = subparsers.add_parser("plan", help="snapshot, evaluate every strategy, gate, publish and record")
-    _add_connection_args(p)
-    p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
-    p.add_argument(
-        "--groups-file", type=groups_file, metavar="FILE", help="YAML file declaring groups in assign() mode"
-    )
-    p.add_argument(
-        "--strategies", type=strategy_list, help="comma-separated strategies to evaluate (default: all)"
-    )
-    _add_gate_args(p)
-    p.add_argument(
-        "--auto-offset-reset",
-        choices=RESET_POLICIES,
-        default="latest",
-        help="reset policy of groups that declare none (default latest)",
-    )
-    p.add_argument("--apply", action="store_true", help="publish plans that pass the gate")
-    p.add_argument("--dry-run", action="store_true", help="go through publishing without writing to Kafka")
-    p.add_argument("--force", action="store_true", help="publish even a plan older than the one in force")
-    p.add_argument("--plan-topic", default=PLAN_TOPIC, help=f"plans topic (default {PLAN_TOPIC})")
-    p.add_argument("--spark", action="store_true", help="evaluate with spark-submit instead of in-process")
-    p.add_argument("--spark-master", default="local[2]", help="Spark master for --spark (default local[2])")
-    p.add_argument("--base-dir", help="where snapshots and evaluations go (default $AIRFLOW_HOME/lagassign)")
-    add_db_option(p)
-    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
-    p.set_defaults(func=_cmd_plan)
-
-
-def _add_gate_args(p: argparse.ArgumentParser) -> None:
-    """The gate's thresholds and lag-optimal's options, as ``plan`` takes them."""
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=DEFAULT_THRESHOLD,
-        help=f"current imbalance (max/mean lag) above which a group may move (default {DEFAULT_THRESHOLD})",
-    )
-    p.add_argument(
-        "--min-improvement",
-        type=float,
-        default=DEFAULT_MIN_IMPROVEMENT,
-        help=f"fraction the plan must lower max member lag by (default {DEFAULT_MIN_IMPROVEMENT})",
-    )
-    add_lag_optimal_options(p)
-    p.add_argument(
-        "--max-catch-up",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="groups whose members state capacities also go on when their slowest member needs "
-        "longer than this to catch up (default: off)",
-    )
-
-
-def _add_watch_command(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "watch", help="fail over assign()-mode groups: a new plan when an instance dies or joins"
-    )
-    _add_connection_args(p)
-    p.add_argument("--groups", metavar="REGEX", help="groups whose whole id matches (default: all)")
-    p.add_argument(
-        "--session-timeout",
-        type=positive_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="an instance silent this long is dead (default 30)",
-    )
-    p.add_argument(
-        "--groups-file",
-        type=groups_file,
-        metavar="FILE",
-        help="YAML file that pins groups' instances and topics (optional)",
-    )
-    p.add_argument(
-        "--auto-offset-reset",
-        choices=RESET_POLICIES,
-        default="latest",
-        help="reset policy of groups that declare none (default latest)",
-    )
-    add_topic_options(p)
-    p.add_argument("--base-dir", help="where snapshots go (default $AIRFLOW_HOME/lagassign)")
-    add_db_option(p)
-    p.set_defaults(func=_cmd_watch)
-
-
-def _cmd_watch(args: argparse.Namespace) -> int:
+def cmd_watch(args: argparse.Namespace) -> int:
+    """``lagassign watch``: fail over assign()-mode groups until SIGINT or SIGTERM."""
     from ..pipeline.watch import Watcher
     from ..store import AuditStore
 
@@ -161,7 +63,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_plan(args: argparse.Namespace) -> int:
+def cmd_plan(args: argparse.Namespace) -> int:
+    """``lagassign plan``: one planning run, recorded in the audit store as a manual plan."""
     from ..store import AuditStore
 
     params = _plan_params(args)
