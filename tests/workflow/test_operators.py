@@ -278,7 +278,7 @@ def test_a_group_the_gate_stopped_shows_no_moves(tmp_path: Path) -> None:
 
 def test_publishing_a_reviewed_stopped_plan_is_its_own_audited_plan(tmp_path: Path) -> None:
     from lagassign.pipeline import ParamsError
-    from lagassign.pipeline.review import publish_reviewed
+    from lagassign.pipeline.review import ReviewRequest, publish_reviewed
 
     url = f"sqlite:///{tmp_path / 'a.db'}"
     reviewed = _plan_of(url, SKEWED, threshold=50.0)
@@ -287,21 +287,14 @@ def test_publishing_a_reviewed_stopped_plan_is_its_own_audited_plan(tmp_path: Pa
         store.record_evaluations(
             reviewed, [{**evaluate(SKEWED), "group_type": "classic", "assignor": "range"}]
         )
-        done = publish_reviewed(
-            store,
-            None,
-            reviewed,
-            SKEWED["group"],
-            "bob",
-            "lagassign_review",
-            "manual__r1",
-            True,
-            lines.append,
-        )
+        asked = ReviewRequest("bob", "lagassign_review", "manual__r1", dry_run=True)
+        done = publish_reviewed(store, None, reviewed, SKEWED["group"], asked, lines.append)
         new = store.get_plan(done["plan_id"])
         old = store.get_plan(reviewed)
         with pytest.raises(ParamsError, match="has no group 'nope'"):
-            publish_reviewed(store, None, reviewed, "nope", "bob", "lagassign_review", "manual__r2", True)
+            publish_reviewed(
+                store, None, reviewed, "nope", ReviewRequest("bob", "lagassign_review", "manual__r2", True)
+            )
     assert done["plan_id"] != reviewed and new["status"] == "succeeded"
     assert new["trigger"] == "manual" and new["triggered_by"] == "bob" and new["dag_id"] == "lagassign_review"
     assert new["parameters"]["reviewed_plan"] == reviewed
@@ -459,16 +452,18 @@ def _published_twice(url: str) -> list[int]:
 
 def test_rolling_back_publishes_an_old_versions_members_as_a_new_audited_plan(tmp_path: Path) -> None:
     from lagassign.pipeline import ParamsError
-    from lagassign.pipeline.review import roll_back
+    from lagassign.pipeline.review import ReviewRequest, roll_back
     from lagassign.workflow import plans_page
 
     url = f"sqlite:///{tmp_path / 'a.db'}"
     first, _second = _published_twice(url)
     with AuditStore(url) as store:
-        done = roll_back(store, None, GROUP, 1, "carol", "lagassign_review", "manual__rb", dry_run=True)
+        done = roll_back(
+            store, None, GROUP, 1, ReviewRequest("carol", "lagassign_review", "manual__rb", True)
+        )
         plan = store.get_plan(done["plan_id"])
         with pytest.raises(ParamsError, match="version 7 was not published"):
-            roll_back(store, None, GROUP, 7, "carol", "lagassign_review", "manual__rb2", dry_run=True)
+            roll_back(store, None, GROUP, 7, ReviewRequest("carol", "lagassign_review", "manual__rb2", True))
         rows = store.group_history(GROUP)
     assert plan["triggered_by"] == "carol" and plan["status"] == "succeeded"
     assert plan["parameters"] == {"action": "rollback", "group": GROUP, "version": 1, "dry_run": True}
@@ -522,7 +517,7 @@ def test_history_marks_failovers_and_says_who(tmp_path: Path) -> None:
 def test_history_previous_paging_and_rollback_on_postgresql(pg_url: str) -> None:
     """The new store queries (history, previous plan, offset, publication by version) on the
     real PostgreSQL too."""
-    from lagassign.pipeline.review import roll_back
+    from lagassign.pipeline.review import ReviewRequest, roll_back
 
     stopped = _plan_of(pg_url, SKEWED, threshold=50.0)
     first, second = _published_twice(pg_url)
@@ -533,7 +528,7 @@ def test_history_previous_paging_and_rollback_on_postgresql(pg_url: str) -> None
         assert store.previous_groups(second, [GROUP])[GROUP][0] == first
         assert [p["id"] for p in store.list_plans(limit=1, offset=2)] == [stopped]
         assert store.publication(GROUP, 2)["plan_id"] == second
-        done = roll_back(store, None, GROUP, 1, "erin", "lagassign_review", "manual__pg", dry_run=True)
+        done = roll_back(store, None, GROUP, 1, ReviewRequest("erin", "lagassign_review", "manual__pg", True))
         assert store.get_plan(done["plan_id"])["status"] == "succeeded"
 
 

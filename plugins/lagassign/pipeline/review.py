@@ -12,7 +12,7 @@ refused, and a group that changed since the snapshot is refused (re-plan it inst
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.clock import utc_now
@@ -30,6 +30,21 @@ from .ports import AuditTrailPort, PublishingStore
 from .publish import publish_step
 
 Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """Who asked for a review action (publish, roll back), from which DAG run, and whether only
+    as a dry run: what the audit trail records of the request whatever it does."""
+
+    user: str | None
+    dag_id: str
+    run_id: str
+    dry_run: bool = False
+
+    def start_plan(self, store: AuditTrailPort, record: Mapping[str, Any], cluster: str | None) -> int:
+        """The request's own audited plan (trigger ``manual``)."""
+        return store.start_plan("manual", self.user, self.dag_id, self.run_id, dict(record), cluster=cluster)
 
 
 def reviewed_decision(group: Mapping[str, Any], plan_id: int, user: str | None) -> GateDecision:
@@ -63,10 +78,7 @@ def publish_reviewed(
     kafka_config: Mapping[str, Any] | None,
     plan_id: int,
     group: str,
-    user: str | None,
-    dag_id: str,
-    run_id: str,
-    dry_run: bool = False,
+    request: ReviewRequest,
     log: Log = print,
 ) -> dict[str, Any]:
     """Publish ``group``'s plan from the reviewed plan ``plan_id`` as a new audited plan; returns
@@ -77,6 +89,7 @@ def publish_reviewed(
     ``kafka_config`` is given), so it says stale, unchanged, or the version a publish would make."""
     from ..store import PlanNotFoundError
 
+    user, dry_run = request.user, request.dry_run
     record = {"action": "publish", "reviewed_plan": plan_id, "group": group, "dry_run": dry_run}
     try:
         reviewed = store.get_plan(plan_id)
@@ -96,9 +109,9 @@ def publish_reviewed(
         }
         params = PlanParams.from_mapping({**base, "apply": True, "dry_run": dry_run, "force": False})
     except ParamsError as exc:
-        refused(store, record, str(exc), user, dag_id, run_id, (reviewed or {}).get("cluster"))
+        refused(store, record, str(exc), request, (reviewed or {}).get("cluster"))
         raise
-    new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=reviewed.get("cluster"))
+    new_id = request.start_plan(store, record, reviewed.get("cluster"))
     try:
         store.set_snapshot(new_id, reviewed.get("snapshot_uri"), reviewed.get("snapshot_at"))
         evaluation = {k: found.get(k) for k in EVALUATION_KEYS}
@@ -118,10 +131,7 @@ def roll_back(
     kafka_config: Mapping[str, Any] | None,
     group: str,
     version: int,
-    user: str | None,
-    dag_id: str,
-    run_id: str,
-    dry_run: bool = False,
+    request: ReviewRequest,
     plan_topic: str = PLAN_TOPIC,
     log: Log = print,
 ) -> dict[str, Any]:
@@ -137,14 +147,11 @@ def roll_back(
     old = store.publication(group, version, here)
     if old is None or old.get("state") != "published":
         why = _not_published(store, group, version, here, old)
-        refused(store, record_of(group, version, dry_run), why, user, dag_id, run_id, here)
+        refused(store, record_of(group, version, request.dry_run), why, request, here)
         raise ParamsError(why)
-    record = record_of(group, version, dry_run)
-    new_id = store.start_plan("manual", user, dag_id, run_id, record, cluster=old.get("cluster"))
+    new_id = request.start_plan(store, record_of(group, version, request.dry_run), old.get("cluster"))
     try:
-        outcome = _publish_again(
-            store, kafka_config, new_id, group, version, old, user, dry_run, plan_topic, log
-        )
+        outcome = _publish_again(store, kafka_config, new_id, group, version, old, request, plan_topic, log)
     except Exception as exc:
         fail_at_publish(store, new_id, " ".join(str(exc).split()))
         raise
@@ -172,8 +179,7 @@ def _publish_again(
     group: str,
     version: int,
     old: Mapping[str, Any],
-    user: str | None,
-    dry_run: bool,
+    request: ReviewRequest,
     plan_topic: str,
     log: Log,
 ) -> Outcome:
@@ -184,7 +190,7 @@ def _publish_again(
     store.set_snapshot(new_id, None, now)
     reason = (
         f"roll back to version {version} ({strategy}, published by plan {old.get('plan_id')}) "
-        f"by {user or 'an unnamed user'}"
+        f"by {request.user or 'an unnamed user'}"
     )
     in_force = None
     if kafka_config is not None:  # a dry run reads it too, to say what a roll back would do
@@ -211,7 +217,12 @@ def _publish_again(
         changed=None,
     )
     outcome = _apply(
-        store, kafka_config, plan_topic, new_id, facts, decide_publication(facts, True, dry_run, False)
+        store,
+        kafka_config,
+        plan_topic,
+        new_id,
+        facts,
+        decide_publication(facts, True, request.dry_run, False),
     )
     log(f"group {group}: {outcome.reason}")
     return outcome
@@ -245,14 +256,12 @@ def refused(
     store: AuditTrailPort,
     record: Mapping[str, Any],
     why: str,
-    user: str | None,
-    dag_id: str,
-    run_id: str,
+    request: ReviewRequest,
     cluster: str | None = None,
 ) -> int:
     """A review request refused before anything was published: a failed plan that says why,
     so the audit trail holds every request."""
-    new_id = store.start_plan("manual", user, dag_id, run_id, dict(record), cluster=cluster)
+    new_id = request.start_plan(store, record, cluster)
     fail_at_publish(store, new_id, why)
     return int(new_id)
 

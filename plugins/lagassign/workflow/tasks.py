@@ -25,7 +25,7 @@ from ..pipeline import (
 )
 from ..pipeline.failover import failover_step
 from ..pipeline.ports import AuditTrailPort
-from ..pipeline.review import publish_reviewed, refused, roll_back
+from ..pipeline.review import ReviewRequest, publish_reviewed, refused, roll_back
 from ..spark.submit import build_pyfiles
 from .hooks import LagassignKafkaHook, groups_file_or_workers, open_store
 
@@ -282,16 +282,15 @@ def review(
             config = LagassignKafkaHook(kafka_conn_id).get_config()
         except Exception as exc:
             problem = f"no Kafka settings to publish with: {_one_line(exc)}"
+    request = ReviewRequest(user, dag_id, run_id, dry_run)
     with open_store() as store:
         if problem is not None:
-            _refused(store, record, problem, user, dag_id, run_id)
+            _refused(store, record, problem, request)
         try:
             if action == "rollback":
-                done = roll_back(store, config, str(group), version, user, dag_id, run_id, dry_run, log=_say)
+                done = roll_back(store, config, str(group), version, request, log=_say)
             else:
-                done = publish_reviewed(
-                    store, config, plan_id, str(group), user, dag_id, run_id, dry_run, log=_say
-                )
+                done = publish_reviewed(store, config, plan_id, str(group), request, log=_say)
         except LagassignError as exc:
             line = _one_line(exc)
             log.error("%s", line)
@@ -300,10 +299,8 @@ def review(
     return done
 
 
-def _refused(
-    store: AuditTrailPort, record: Mapping[str, Any], problem: str, user: str | None, dag_id: str, run_id: str
-) -> None:
+def _refused(store: AuditTrailPort, record: Mapping[str, Any], problem: str, request: ReviewRequest) -> None:
     """A review run that cannot start still leaves its trace: a failed plan saying why."""
-    new_id = refused(store, record, problem, user, dag_id, run_id)
+    new_id = refused(store, record, problem, request)
     log.error("plan %s: %s; page %s", new_id, problem, plan_url(new_id))
     raise StepFailed(problem)
