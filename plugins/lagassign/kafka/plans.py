@@ -220,19 +220,14 @@ class PlanStore:
         )
 
     def publish(
-        self,
-        group: str,
-        strategy: str,
-        members: Mapping[str, Any],
-        snapshot_at: str | None = None,
-        version: int | None = None,
-        plan_id: str | None = None,
+        self, group: str, strategy: str, members: Mapping[str, Any], snapshot_at: str | None = None
     ) -> tuple[Plan, bool]:
-        """Write the group's plan unless unchanged, outside the audit ledger (tests and tools
-        that seed a topic). Returns (plan in force, whether it was written)."""
+        """Write the group's plan as the next version unless unchanged, outside the audit ledger
+        (tests and tools that seed a topic; a planning run reserves its version in the ledger
+        and writes through ``kafka.applier``). Returns (plan in force, whether it was written)."""
         self.ensure_topic()
         previous = self.newest(group)
-        plan = next_plan(previous, group, strategy, members, snapshot_at, version, plan_id)
+        plan = next_plan(previous, group, strategy, members, snapshot_at)
         if plan is None:
             assert previous is not None
             return previous, False
