@@ -112,3 +112,22 @@ def test_groups_sort_choices_are_the_pipelines() -> None:
     groups = dict(_commands(build_parser()))["groups"]
     (sort,) = [a for a in groups._actions if a.dest == "sort"]
     assert tuple(sort.choices or ()) == SORTS
+
+
+def test_python_dash_m_runs_the_command_where_its_script_is_missing() -> None:
+    """``python -m lagassign.cli`` is the tests' fallback (conftest, kafkakit) and a user's."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lagassign.cli",
+            "assign",
+            "--strategy",
+            "nope",
+            str(EXAMPLES / "skewed-group.json"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("lagassign: error: unknown strategy 'nope'") and run.stderr.count("\n") == 1
