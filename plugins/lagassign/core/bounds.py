@@ -52,7 +52,11 @@ def _lower_bound_max_lag(group: GroupSnapshot) -> int:
         if topic in spans:
             topics.append(topic)
     n_assignable = len(group.assignable_index)
-    bound = pool_bound(_heaviest_first(group), len(group.members))
+    # Where several subscriptions split the group (no topic in two of them), the whole group's
+    # bound is never above its pools': its mean is at most one pool's, its heaviest partition is
+    # in a pool, and some pool k holds j*N_k + 1 of the group's j*N + 1 heaviest partitions.
+    split = group.subscriptions_apart and not group.identical_subscriptions
+    bound = 0 if split else pool_bound(_heaviest_first(group), len(group.members))
     merge = len(by_set) <= _MAX_POOLS_FOR_INCLUSION
     for members, topics in by_set.items():
         if len(members) == len(group.members) and sum(len(spans[t]) for t in topics) == n_assignable:
@@ -192,6 +196,10 @@ def count_bound(desc: list[int], members: int, low: int, high: int) -> int:
                 if more <= start
                 else prefix[start] + prefix[min(n_parts, more + 2)] - prefix[start + 2]
             )
+        if shared <= bound:
+            # ``shared`` never grows with s (the pair moves one place lighter: the others gain
+            # at most what the pair loses), so no later s can raise the bound
+            break
         bound = max(bound, min(apart, shared))
     return bound
 
