@@ -436,6 +436,7 @@ def audit_db_unreachable(broker: brokerctl.Broker, tmp: Path) -> Outcome:
 def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcome:
     """A run dies after writing a plan to the topic but before marking it published (group A),
     another before writing it at all (group B); the next ``lagassign plan`` reconciles both."""
+    from lagassign.core.plans import next_plan
     from lagassign.kafka.plans import PlanStore
     from lagassign.store import AuditStore
 
@@ -468,14 +469,12 @@ def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcom
             in_force = topic.newest(group)
             pubs[group] = store.mark_publication_pending(plan_id, group, min_version=in_force.version + 1)
         pa_ = pubs[a]
-        topic.publish(
-            a,
-            pa_["strategy"],
-            pa_["assignment"],
-            snapshot_at=str(snapshot_at),
-            version=pa_["version"],
-            plan_id=str(plan_id),
-        )
+        # the applier's write of A's reserved version (kafka.applier: the plan record, then
+        # topic.write) ...
+        newest, when = topic.newest(a), str(snapshot_at)
+        record = next_plan(newest, a, pa_["strategy"], pa_["assignment"], when, pa_["version"], str(plan_id))
+        assert record is not None
+        topic.write(record)
         # ... and here the run "crashes": neither mark_published(a) nor anything for b.
         pending_before = [
             (p["group"], p["version"]) for p in store.pending_publications() if p["group"] in (a, b)
