@@ -471,10 +471,10 @@ def crash_between_topic_and_store(broker: brokerctl.Broker, tmp: Path) -> Outcom
         pa_ = pubs[a]
         # the applier's write of A's reserved version (kafka.applier: the plan record, then
         # topic.write) ...
-        newest, when = topic.newest(a), str(snapshot_at)
-        record = next_plan(newest, a, pa_["strategy"], pa_["assignment"], when, pa_["version"], str(plan_id))
-        assert record is not None
-        topic.write(record)
+        in_force, when, pid = topic.newest(a), str(snapshot_at), str(plan_id)
+        written = next_plan(in_force, a, pa_["strategy"], pa_["assignment"], when, pa_["version"], pid)
+        assert written is not None
+        topic.write(written)
         # ... and here the run "crashes": neither mark_published(a) nor anything for b.
         pending_before = [
             (p["group"], p["version"]) for p in store.pending_publications() if p["group"] in (a, b)
