@@ -80,9 +80,12 @@ class Setup:
         session_timeout_ms: int | None = None,
         commit_interval_ms: int | None = None,
         work_ms: float = 0.0,
+        nice: int = 0,
     ) -> subprocess.Popen:
-        """One consumer process, written as in the README, following this scenario's plans."""
+        """One consumer process, written as in the README, following this scenario's plans
+        (run at ``nice`` where it must leave the CPU to another process under test)."""
         argv = [
+            *(["nice", "-n", str(nice)] if nice else []),
             sys.executable,
             str(WORKER),
             "--bootstrap",
@@ -623,7 +626,7 @@ def airflow_failover_after_kill9(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    procs = {i: s.worker(i, session_timeout_ms=int(session_timeout * 1000)) for i in ids}
+    procs: dict[str, subprocess.Popen] = {}
     try:
 
         def healthy() -> bool:
@@ -642,8 +645,13 @@ def airflow_failover_after_kill9(
         )
         # The trigger runs once the triggerer has picked up the asset watcher.
         wait_until(lambda: "watching 1 groups" in log_path.read_text(errors="replace"), timeout=180, every=1)
+        # The consumers start only now, and at a lower priority: on a broker that answers an
+        # empty fetch at once (noida) each idle consumer polls in a loop that takes a third of
+        # a core, and on two cores three of them starved Airflow's start and its DAG run.
+        # A watcher that has heard nothing of a group does not watch it, so it sees them join.
+        procs.update({i: s.worker(i, session_timeout_ms=int(session_timeout * 1000), nice=10) for i in ids})
         with Load(s, rate=300) as load:
-            wait_until(lambda: {i for i, *_ in s.processed()} == set(ids), timeout=60)
+            wait_until(lambda: {i for i, *_ in s.processed()} == set(ids), timeout=120)
             procs["w1"].send_signal(signal.SIGKILL)
             killed = time.monotonic()
             plan = wait_until(
