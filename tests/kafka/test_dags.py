@@ -55,6 +55,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.one_broker
 def test_dagbag_loads_the_five_dags_without_errors(airflow):
     _home, env = airflow
     info = dagbag_report(_DAGBAG_REPORT, env, timeout=120)
@@ -110,6 +111,7 @@ def test_rebalance_end_to_end_publishes_the_skewed_group_and_gates_the_balanced_
     assert f"group {prefix}orders-enricher: published" in run.stdout + run.stderr
 
 
+@pytest.mark.one_broker
 def test_invalid_params_fail_before_any_task_runs(airflow):
     """A value outside the schema (an unknown strategy) is refused by Airflow itself."""
     conf = {"strategies": ["nope"]}
@@ -125,6 +127,7 @@ def test_invalid_params_fail_before_any_task_runs(airflow):
         assert len(store.list_plans()) == before
 
 
+@pytest.mark.one_broker
 @pytest.mark.parametrize(
     ("conf", "message"),
     [

@@ -63,6 +63,7 @@ def test_the_trigger_fires_once_per_membership_change(broker, tmp_path, monkeypa
     assert at - killed < 3 + 6
 
 
+@pytest.mark.one_broker
 def test_the_failover_dag_publishes_a_plan_without_the_dead_instance(broker, tmp_path):
     s = fk.Setup(broker, tmp_path, 6)
     s.publish(s.spread(["w0", "w1", "w2"]))
@@ -110,6 +111,7 @@ def test_the_failover_dag_publishes_a_plan_without_the_dead_instance(broker, tmp
 
 
 @pytest.mark.slow
+@pytest.mark.one_broker
 def test_the_triggerer_fires_the_failover_dag_after_a_kill_9(broker, tmp_path):
     o = fk.airflow_failover_after_kill9(broker, tmp_path, session_timeout=5)
     assert set(o.details["plan"].members) == {"w0", "w2"}, o.details["log"]

@@ -73,6 +73,7 @@ def airflow(tmp_path_factory, broker):
     return fk.airflow_home(home, broker)
 
 
+@pytest.mark.one_broker
 def test_killed_spark_job_fails_the_dag_records_the_step_and_publishes_nothing(airflow, broker, tmp_path):
     o = fk.spark_job_killed(broker, airflow, tmp_path)
     d = o.details

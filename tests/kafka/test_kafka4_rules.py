@@ -216,6 +216,7 @@ def test_publishing_for_a_group_with_live_members_is_refused_and_recorded(
         assert store.newest(group) is None
 
 
+@pytest.mark.one_broker  # over a minute idle; offset expiry is KIP-211's in 3.9 and 4 alike
 def test_a_plan_consumer_keeps_its_place_beyond_the_offset_retention(broker: Any, tmp_path: Path) -> None:
     """A broker of this test's own keeps offsets of groups without members one minute after
     their last commit (``offsets.retention.minutes=1``, checked every 5 s). A plain assign()
