@@ -648,7 +648,8 @@ def airflow_failover_after_kill9(
         # The consumers start only now, and at a lower priority: on a broker that answers an
         # empty fetch at once (noida) each idle consumer polls in a loop that takes a third of
         # a core, and on two cores three of them starved Airflow's start and its DAG run.
-        # A watcher that has heard nothing of a group does not watch it, so it sees them join.
+        # Until they announce, the group has no status record and so no membership change;
+        # they announce as the plan's members, which is no change either.
         procs.update({i: s.worker(i, session_timeout_ms=int(session_timeout * 1000), nice=10) for i in ids})
         with Load(s, rate=300) as load:
             wait_until(lambda: {i for i, *_ in s.processed()} == set(ids), timeout=120)
